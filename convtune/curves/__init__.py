@@ -1,0 +1,24 @@
+"""Learning-curve models: measured and forecast time-to-target, schedule-aware.
+
+numpy/scipy only (no optuna, no torch), so the engine, the pruner and the recommender can all
+use it.
+"""
+
+from convtune.curves._forecast import Forecast, forecast_time_to_target
+from convtune.curves._measure import time_to_target
+from convtune.curves._models import ANNEAL_MEMORY, annealing_areas
+from convtune.curves._prior import CurveFit, CurvePrior, fit_curve, fit_prior
+from convtune.curves._schedule import LRSchedule
+
+__all__ = [
+    "ANNEAL_MEMORY",
+    "CurveFit",
+    "CurvePrior",
+    "Forecast",
+    "LRSchedule",
+    "annealing_areas",
+    "fit_curve",
+    "fit_prior",
+    "forecast_time_to_target",
+    "time_to_target",
+]

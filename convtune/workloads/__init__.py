@@ -1,0 +1,92 @@
+"""Workloads: what a user brings (model, data, loss, evaluation); convtune owns the loop.
+
+A workload is resolved from a built-in name (``charlm``, ``digits``), a ``package.module:factory``
+or a ``path/to/file.py:factory``; the factory is called with ``workload_args`` in every rank.
+A new built-in is one entry in ``BUILTIN_WORKLOADS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+
+from convtune.errors import WorkloadError
+
+
+@runtime_checkable
+class Workload(Protocol):
+    """The contract a user's workload fulfils. ``evaluate`` returns a dict holding the target metric."""
+
+    def build_model(self) -> torch.nn.Module: ...
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Any]: ...
+
+    def loss(self, model: torch.nn.Module, batch: Any) -> torch.Tensor: ...
+
+    def evaluate(self, model: torch.nn.Module) -> dict[str, float]: ...
+
+
+BUILTIN_WORKLOADS: dict[str, str] = {
+    "charlm": "convtune.workloads.charlm:CharLM",
+    "digits": "convtune.workloads.digits:Digits",
+}
+
+
+def resolve_factory(ref: str, *, base_dir: Path | None = None) -> Callable[..., Any]:
+    """Find the factory named by ``ref`` without calling it."""
+    ref = BUILTIN_WORKLOADS.get(ref, ref)
+    if ":" not in ref:
+        raise WorkloadError(
+            f"unknown workload {ref!r}",
+            where="workload",
+            fix=f"use a built-in ({', '.join(BUILTIN_WORKLOADS)}), package.module:factory or file.py:factory",
+        )
+    target, _, attr = ref.rpartition(":")
+    if target.endswith(".py"):
+        path = Path(target)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        if not path.is_file():
+            raise WorkloadError(f"file {str(path)!r} does not exist", where="workload", fix="check the path")
+        module_name = f"convtune_user_workload_{abs(hash(str(path.resolve())))}"
+        module = sys.modules.get(module_name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(module_name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            try:
+                spec.loader.exec_module(module)
+            except Exception as exc:
+                del sys.modules[module_name]
+                raise WorkloadError(f"importing {path} raised {type(exc).__name__}: {exc}", where="workload") from exc
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise WorkloadError(f"cannot import {target!r}: {exc}", where="workload", fix="check the module path") from None
+    factory = getattr(module, attr, None)
+    if factory is None or not callable(factory):
+        raise WorkloadError(f"{target!r} has no callable {attr!r}", where="workload", fix="check the factory name")
+    return factory
+
+
+def build_workload(ref: str, args: Mapping[str, Any] | None = None, *, base_dir: Path | None = None) -> Workload:
+    """Resolve ``ref`` and call its factory with ``args``; errors name the workload and the cause."""
+    factory = resolve_factory(ref, base_dir=base_dir)
+    try:
+        workload = factory(**dict(args or {}))
+    except TypeError as exc:
+        raise WorkloadError(f"{ref}: bad workload_args: {exc}", where="workload_args", fix="check the factory's arguments") from None
+    except Exception as exc:
+        raise WorkloadError(f"{ref} raised {type(exc).__name__}: {exc}", where="workload") from exc
+    missing = [m for m in ("build_model", "train_batches", "loss", "evaluate") if not callable(getattr(workload, m, None))]
+    if missing:
+        raise WorkloadError(f"{ref} returned an object without {', '.join(missing)}", where="workload", fix="implement the Workload protocol")
+    return workload
