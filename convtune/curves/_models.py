@@ -201,9 +201,7 @@ def _covariance(jac: np.ndarray, n_data: int, sse_data: float, n_params: int) ->
     return cov
 
 
-def fit_power(
-    basis: Basis, y: np.ndarray, sigma: float, prior: PriorTerms | None = None
-) -> Fit:
+def fit_power(basis: Basis, y: np.ndarray, sigma: float, prior: PriorTerms | None = None) -> Fit:
     """Fit ``L0 + A u**-alpha [- C v]`` (MAP with ``prior``); returns the fit and covariance."""
     u, v = basis.u_obs, basis.v_obs
     with_c = v is not None
@@ -243,7 +241,9 @@ def fit_power(
             design = np.vstack([design, np.stack(rows)])
             rhs = np.concatenate([rhs, vals])
         lin, *_ = np.linalg.lstsq(design, rhs, rcond=None)
-        x0 = np.array([lin[0], max(lin[1], 1e-6 * span), alpha] + ([max(lin[2], 0.0)] if with_c else []))
+        x0 = np.array(
+            [lin[0], max(lin[1], 1e-6 * span), alpha] + ([max(lin[2], 0.0)] if with_c else [])
+        )
         x0 = _clip_inside(x0, lower, upper)
         cost = float(np.sum(_power_residuals(x0, u, v, y, w, pm, pw, lnr1, r2) ** 2))
         if cost < best_cost:

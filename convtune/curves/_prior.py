@@ -17,10 +17,10 @@ from convtune.target import Target
 _PARAMS = ("L0", "log_A", "alpha", "C")
 # Floors on the prior's spread: trials differ (batch size, peak LR), so even identical fits
 # must not pin a new trial's curve. alpha and log A in absolute terms, L0 and C relative.
-_FLOOR_ALPHA = 0.1
-_FLOOR_LOG_A = 0.5
-_FLOOR_L0_REL = 0.05
-_FLOOR_C_REL = 0.3
+_FLOOR_ALPHA = 0.05
+_FLOOR_LOG_A = 0.3
+_FLOOR_L0_REL = 0.1
+_FLOOR_C_REL = 0.2
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,8 @@ def fit_curve(
     th = fit.theta
     log_a = math.log(max(float(th[1]), 1e-300)) + float(th[2]) * math.log(basis.ref1)
     c_abs = float(th[3]) / basis.ref2 if th.size > 3 else math.nan
-    span = float(np.max(y) - np.min(y))
+    late = y[y.size // 2 :]
+    span = float(np.max(late) - np.min(late))
     c_scale = span / basis.ref2 if th.size > 3 else math.nan
     return CurveFit(kind, (float(th[0]), log_a, float(th[2]), c_abs), span, c_scale)
 

@@ -78,17 +78,27 @@ class LRSchedule:
         bends = np.flatnonzero(np.abs(np.diff(slope)) * np.diff(costs)[1:] > 1e-9 * scale) + 1
         keep = np.unique(np.concatenate(([0], bends, [n - 1])))
         if keep.size <= max_points:
-            return cls(costs[keep], lrs[keep])
+            # Tiny per-step curvature (a cosine over 10^5 steps) hides below the bend test:
+            # accept the breakpoints only if they reproduce every step.
+            rebuilt = np.interp(costs, costs[keep], lrs[keep])
+            if np.max(np.abs(rebuilt - lrs)) <= 1e-6 * scale:
+                return cls(costs[keep], lrs[keep])
         # Bin-average: exact area per bin, at the bin's cost midpoint; endpoints kept so the
-        # horizon and the starting LR survive.
+        # horizon and the starting LR survive. Bins are equal in cost plus LR variation, so a
+        # short warm-up gets as many points as a long, slow decay.
         bins = max_points - 2
-        edges = np.linspace(costs[0], costs[-1], bins + 1)
-        which = np.clip(np.searchsorted(edges, costs, side="right") - 1, 0, bins - 1)
+        variation = np.concatenate(([0.0], np.cumsum(np.abs(np.diff(lrs)))))
+        progress = (costs - costs[0]) / max(costs[-1] - costs[0], 1e-300)
+        if variation[-1] > 0:
+            progress = progress + variation / variation[-1]
+        edges = np.linspace(progress[0], progress[-1], bins + 1)
+        which = np.clip(np.searchsorted(edges, progress, side="right") - 1, 0, bins - 1)
         counts = np.bincount(which, minlength=bins)
         sums = np.bincount(which, weights=lrs, minlength=bins)
+        first = np.bincount(which, weights=costs, minlength=bins)
         filled = counts > 0
-        mids = 0.5 * (edges[:-1] + edges[1:])
-        new_costs = np.concatenate(([costs[0]], mids[filled], [costs[-1]]))
+        mids = first[filled] / counts[filled]
+        new_costs = np.concatenate(([costs[0]], mids, [costs[-1]]))
         new_lrs = np.concatenate(([lrs[0]], sums[filled] / counts[filled], [lrs[-1]]))
         return cls(new_costs, new_lrs)
 

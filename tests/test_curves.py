@@ -1,0 +1,242 @@
+"""Forecaster tests on synthetic curves with known crossings (deterministic, fast)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.signal import lfilter
+
+from convtune.curves import (
+    CurvePrior,
+    Forecast,
+    LRSchedule,
+    fit_prior,
+    forecast_time_to_target,
+    time_to_target,
+)
+from convtune.target import Target
+
+BATCH = 32
+
+
+def cosine_lrs(n: int, peak: float, warmup: int) -> np.ndarray:
+    i = np.arange(n)
+    lr = peak * 0.5 * (1 + np.cos(np.pi * np.clip((i - warmup) / (n - warmup), 0, 1)))
+    lr[:warmup] = peak * (i[:warmup] + 1) / (warmup + 1)
+    return lr
+
+
+def triangular_lrs(n: int, base: float, peak: float, half: int) -> np.ndarray:
+    phase = (np.arange(n) % (2 * half)) / half
+    return base + (peak - base) * np.where(phase <= 1, phase, 2 - phase)
+
+
+def annealing_law(
+    lrs: np.ndarray, l0: float = 1.5, a: float = 0.6, alpha: float = 0.5, c: float = 0.8
+) -> np.ndarray:
+    """Tissue et al. 2024, per step with decay 0.998 (not the forecaster's own discretisation)."""
+    s1 = np.cumsum(lrs)
+    drop = np.concatenate(([0.0], lrs[:-1] - lrs[1:]))
+    first = np.flatnonzero(drop > 0)
+    drop[: first[0] if first.size else drop.size] = 0.0
+    s2 = np.cumsum(lfilter([1.0], [1.0, -0.998], drop))
+    return l0 + a * s1**-alpha - c * s2
+
+
+def cosine_case(peak: float = 1e-3, n: int = 12000) -> tuple[np.ndarray, np.ndarray, LRSchedule]:
+    lrs = cosine_lrs(n, peak, 300)
+    law = annealing_law(lrs)
+    steps = np.arange(100, n + 1, 100)
+    return steps * BATCH, law[steps - 1], LRSchedule.from_steps(lrs, BATCH)
+
+
+# --- measured time-to-target -------------------------------------------------------------
+
+
+def test_time_to_target_interpolates_between_the_evaluations_around_the_crossing() -> None:
+    assert time_to_target([100, 200, 300], [3.0, 2.0, 1.0], "val_loss<=1.5") == 250.0
+    assert time_to_target([100, 200], [1.0, 0.5], "val_loss<=1.5") == 100.0
+    assert time_to_target([100, 200], [3.0, 2.0], "val_loss<=1.5") == math.inf
+    assert time_to_target([], [], "val_loss<=1.5") == math.inf
+    assert time_to_target([10, 20, 30], [0.5, 0.7, 0.9], "acc>=0.8") == pytest.approx(25.0)
+    # A NaN just before the crossing: take the first reaching evaluation.
+    assert time_to_target([10, 20, 30], [2.0, math.nan, 1.0], "val_loss<=1.5") == 30.0
+
+
+def test_reached_forecast_is_the_interpolated_crossing() -> None:
+    f = forecast_time_to_target([100, 200, 300, 400], [3.0, 2.5, 2.0, 1.0], "val_loss<=1.5")
+    assert f.reached and f.estimate == f.low == f.high == 350.0
+    assert f.probability == 1.0 and not f.diverged
+
+
+# --- schedule-blind families --------------------------------------------------------------
+
+
+def test_power_law_prefix_forecast() -> None:
+    c = np.linspace(50, 1000, 20)
+    true = 50 * (2 / 0.3) ** 2  # 1.5 + 2 (c/50)^-0.5 = 1.8
+    f = forecast_time_to_target(c, 1.5 + 2 * (c / 50) ** -0.5, "val_loss<=1.8")
+    assert f.estimate == pytest.approx(true, rel=0.02)
+    assert f.low <= true <= f.high and f.probability > 0.9 and not f.reached
+
+
+def test_exponential_prefix_forecast() -> None:
+    c = np.linspace(10, 300, 30)
+    true = 200 * math.log(10)  # 1 + 2 exp(-c/200) = 1.2
+    f = forecast_time_to_target(c, 1.0 + 2 * np.exp(-c / 200), "val_loss<=1.2")
+    assert f.estimate == pytest.approx(true, rel=0.05)
+
+
+def test_noisy_prefix_forecast_and_greater_equal_targets() -> None:
+    rng = np.random.default_rng(0)
+    c = np.linspace(10, 300, 30)
+    acc = 0.95 - 0.8 * (c / 10) ** -0.5 + rng.normal(0, 0.005, c.size)
+    true = 10 * (0.8 / 0.05) ** 2
+    f = forecast_time_to_target(c, acc, "accuracy>=0.9")
+    assert f.estimate == pytest.approx(true, rel=0.2)
+    assert f.low <= true <= f.high
+    # Sign handling: an accuracy already above the target is reached.
+    assert forecast_time_to_target(c, acc, Target.parse("accuracy>=0.5")).reached
+
+
+def test_unreachable_target_is_inf() -> None:
+    c = np.linspace(50, 1000, 20)
+    f = forecast_time_to_target(c, 1.5 + 2 * (c / 50) ** -0.5, "val_loss<=1.2", horizon=2000)
+    assert f.estimate == math.inf and f.probability < 0.1
+
+
+def test_interval_coverage_near_its_level() -> None:
+    covered, true = 0, 50 * (2 / 0.3) ** 2
+    c = np.linspace(50, 1000, 20)
+    for seed in range(200):
+        y = 1.5 + 2 * (c / 50) ** -0.5 + np.random.default_rng(seed).normal(0, 0.02, c.size)
+        f = forecast_time_to_target(c, y, "val_loss<=1.8", level=0.8)
+        covered += f.low <= true <= f.high
+    assert 0.65 * 200 <= covered <= 0.95 * 200
+
+
+# --- schedule-aware -----------------------------------------------------------------------
+
+
+def test_cosine_schedule_aware_from_half_the_crossing_time_beats_blind() -> None:
+    costs, values, schedule = cosine_case()
+    target = f"val_loss<={values[int(0.8 * values.size)]:.6f}"
+    true = time_to_target(costs, values, target)
+    noisy = values + np.random.default_rng(1).normal(0, 0.003, values.size)
+    seen = costs <= 0.5 * true
+    aware = forecast_time_to_target(costs[seen], noisy[seen], target, schedule=schedule)
+    blind = forecast_time_to_target(costs[seen], noisy[seen], target)
+    assert aware.model == "annealing"
+    assert aware.estimate == pytest.approx(true, rel=0.2)
+    assert aware.probability > 0.9  # crossed within the planned run
+    assert abs(math.log(aware.estimate / true)) < abs(math.log(blind.estimate / true))
+
+
+def test_prior_from_a_finished_trial_helps_an_early_prefix() -> None:
+    # A finished trial at another peak LR teaches the law's shape; a new trial seen for only
+    # 25% of its crossing time is forecast with it.
+    done_costs, done_values, done_schedule = cosine_case(peak=2e-3)
+    target_value = 1.45
+    prior = fit_prior([(done_costs, done_values, done_schedule)], f"val_loss<={target_value}")
+    assert isinstance(prior, CurvePrior) and prior.kind == "annealing"
+    assert CurvePrior.from_dict(json.loads(json.dumps(prior.to_dict()))) == prior
+    costs, values, schedule = cosine_case(peak=1e-3)
+    target = f"val_loss<={target_value}"
+    true = time_to_target(costs, values, target)
+    seen = costs <= 0.25 * true
+    errors: dict[bool, list[float]] = {False: [], True: []}
+    for seed in range(2, 6):
+        noisy = values + np.random.default_rng(seed).normal(0, 0.005, values.size)
+        for use_prior in (False, True):
+            f = forecast_time_to_target(
+                costs[seen],
+                noisy[seen],
+                target,
+                schedule=schedule,
+                prior=prior if use_prior else None,
+            )
+            errors[use_prior].append(abs(math.log(f.estimate / true)))
+            if use_prior:
+                assert f.estimate == pytest.approx(true, rel=0.2)
+                assert f.low <= true <= f.high
+    assert np.mean(errors[True]) < np.mean(errors[False])
+
+
+def test_cyclic_schedule_given_tracks_the_cycles() -> None:
+    n = 12000
+    lrs = triangular_lrs(n, 1e-4, 2e-3, 1000)
+    law = annealing_law(lrs)
+    steps = np.arange(50, n + 1, 50)
+    values, schedule = law[steps - 1], LRSchedule.from_steps(lrs, 1)
+    # A target met half-way down the fourth descent, i.e. not at a trough's razor edge.
+    target = f"val_loss<={float(np.interp(7500, steps, values)):.6f}"
+    true = time_to_target(steps, values, target)
+    seen = steps <= 0.6 * true
+    aware = forecast_time_to_target(steps[seen], values[seen], target, schedule=schedule)
+    blind = forecast_time_to_target(steps[seen], values[seen], target)
+    assert aware.estimate == pytest.approx(true, rel=0.25)
+    assert abs(math.log(aware.estimate / true)) < abs(math.log(blind.estimate / true))
+
+
+def test_lr_schedule_roundtrip_and_compaction() -> None:
+    lrs = cosine_lrs(100_000, 3e-3, 1000)
+    s = LRSchedule.from_steps(lrs, 64)
+    assert s.costs.size <= 256 and s.horizon == 100_000 * 64
+    data = json.loads(json.dumps(s.to_dict()))
+    back = LRSchedule.from_dict(data)
+    assert back.horizon == s.horizon
+    grid = np.linspace(0, s.horizon, 1000)
+    exact = np.interp(grid / 64, np.arange(1, 100_001), lrs)
+    assert np.max(np.abs(back.lr_at(grid) - exact)) < 0.02 * 3e-3
+    # Piecewise-linear schedules are kept exactly by their breakpoints.
+    tri = LRSchedule.from_steps(triangular_lrs(20_000, 1e-4, 1e-3, 500), 1)
+    assert tri.costs.size < 100
+    # Step i (0-based) ends at cost i + 1: the peak is step 500, the trough step 1000.
+    assert tri.lr_at(501) == pytest.approx(1e-3) and tri.lr_at(1001) == pytest.approx(1e-4)
+
+
+# --- robustness ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("costs", "values"),
+    [
+        ([], []),
+        ([5], [2.0]),
+        ([5, 10], [2.0, 1.5]),
+        ([0, 0, 0], [3.0, 2.0, 1.8]),
+        ([1, 2, 3, 4, 5], [2.0] * 5),
+        ([1, 1, 2, 2, 3, 3], [3.0, 2.9, 2.5, 2.6, 2.2, 2.3]),
+        ([3, 2, 1, 4], [2.0, 2.5, 3.0, 1.9]),
+        ([1, 2, 3], [2.0, 1.8, 1.7, 1.6]),
+    ],
+)
+def test_degenerate_input_never_raises(costs: list[float], values: list[float]) -> None:
+    for schedule in (None, LRSchedule.from_steps([1e-3] * 10, 1)):
+        f = forecast_time_to_target(costs, values, "val_loss<=1.0", schedule=schedule)
+        assert isinstance(f, Forecast) and not f.reached
+        assert f.low <= f.estimate <= f.high
+        json.dumps(f.to_attrs(), allow_nan=False)
+
+
+def test_too_few_points_give_a_wide_interval() -> None:
+    f = forecast_time_to_target([5, 10], [2.0, 1.5], "val_loss<=1.0")
+    assert f.estimate == math.inf and f.low == 10 and f.high == math.inf
+
+
+def test_non_finite_values_diverge() -> None:
+    for values in ([math.nan] * 3, [2.0, 1.5, math.inf], [2.0, math.nan, 1.9]):
+        f = forecast_time_to_target([1, 2, 3], values, "val_loss<=1.0")
+        assert f.diverged and f.estimate == f.low == math.inf and f.probability == 0.0
+
+
+def test_rising_blow_up_diverges_but_cycles_do_not() -> None:
+    c = np.arange(1, 31) * 10.0
+    y = 1 + 2.0 / np.sqrt(c / 10)
+    y[22:] += np.linspace(1, 6, 8)
+    assert forecast_time_to_target(c, y, "val_loss<=0.5").diverged
+    wavy = 1 + 2.0 / np.sqrt(c / 10) + 0.1 * np.sin(c / 20)
+    assert not forecast_time_to_target(c, wavy, "val_loss<=0.5").diverged
