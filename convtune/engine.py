@@ -116,7 +116,9 @@ def train(
     """
     rank, world_size = _distributed()
     if world_size != recipe.world_size:
-        raise ValueError(f"recipe.world_size={recipe.world_size} but the process group has {world_size} ranks")
+        raise ValueError(
+            f"recipe.world_size={recipe.world_size} but the process group has {world_size} ranks"
+        )
     if config.threads:
         torch.set_num_threads(config.threads)
     device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -257,7 +259,9 @@ def _build_optimizer(recipe: Recipe, model: torch.nn.Module) -> torch.optim.Opti
     return recipe.optimizer(model)
 
 
-def _evaluate(workload: Workload, model: torch.nn.Module, rank: int, world_size: int, device: torch.device) -> dict[str, float]:
+def _evaluate(
+    workload: Workload, model: torch.nn.Module, rank: int, world_size: int, device: torch.device
+) -> dict[str, float]:
     """Evaluate on rank 0 in full precision and share the metrics with every rank."""
     metrics: dict[str, float] = {}
     if rank == 0:

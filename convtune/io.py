@@ -28,5 +28,7 @@ def read_mapping(path: Path) -> dict[str, Any]:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError("expected a mapping at the top level", where=str(path), fix="write key: value pairs")
+        raise ConfigError(
+            "expected a mapping at the top level", where=str(path), fix="write key: value pairs"
+        )
     return data

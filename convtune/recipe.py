@@ -160,7 +160,9 @@ class Recipe(BaseModel):
         """
         if self.clip_norm is None:
             return None
-        params = model_or_params.parameters() if isinstance(model_or_params, torch.nn.Module) else model_or_params
+        params = (
+            model_or_params.parameters() if isinstance(model_or_params, torch.nn.Module) else model_or_params
+        )
         return float(torch.nn.utils.clip_grad_norm_(params, self.clip_norm))
 
     @cached_property

@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
-from torch.optim.lr_scheduler import CyclicLR, LambdaLR, LinearLR, LRScheduler, OneCycleLR, SequentialLR
+from torch.optim.lr_scheduler import (
+    CyclicLR,
+    LambdaLR,
+    LinearLR,
+    LRScheduler,
+    OneCycleLR,
+    SequentialLR,
+)
 
 if TYPE_CHECKING:
     from convtune.recipe import Recipe
@@ -74,7 +81,9 @@ def constant_multiplier(step: int, recipe: Recipe) -> float:
     return warmup_factor(step, recipe.warmup_steps)
 
 
-def _lambda(multiplier: Callable[[int, Recipe], float]) -> Callable[[torch.optim.Optimizer, Recipe], LRScheduler]:
+def _lambda(
+    multiplier: Callable[[int, Recipe], float],
+) -> Callable[[torch.optim.Optimizer, Recipe], LRScheduler]:
     def build(optimizer: torch.optim.Optimizer, recipe: Recipe) -> LRScheduler:
         return LambdaLR(optimizer, lambda step: multiplier(step, recipe))
 
@@ -121,8 +130,12 @@ def _onecycle(optimizer: torch.optim.Optimizer, recipe: Recipe) -> LRScheduler:
     )
 
 
-register_schedule(ScheduleEntry("cosine", _lambda(cosine_multiplier), {"min_lr_ratio": 0.0}, hf_scheduler="cosine"))
-register_schedule(ScheduleEntry("linear", _lambda(linear_multiplier), {"min_lr_ratio": 0.0}, hf_scheduler="linear"))
+register_schedule(
+    ScheduleEntry("cosine", _lambda(cosine_multiplier), {"min_lr_ratio": 0.0}, hf_scheduler="cosine")
+)
+register_schedule(
+    ScheduleEntry("linear", _lambda(linear_multiplier), {"min_lr_ratio": 0.0}, hf_scheduler="linear")
+)
 register_schedule(
     ScheduleEntry("constant", _lambda(constant_multiplier), {}, hf_scheduler="constant_with_warmup")
 )

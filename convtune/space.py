@@ -28,9 +28,15 @@ from convtune.recipe import Recipe
 from convtune.schedules import SCHEDULES
 
 # Parents whose choices carry conditional parameters, and the registry that names them.
-_CONDITIONAL_REGISTRIES: dict[str, Mapping[str, Any]] = {"optimizer": OPTIMIZERS, "schedule": SCHEDULES}
+_CONDITIONAL_REGISTRIES: dict[str, Mapping[str, Any]] = {
+    "optimizer": OPTIMIZERS,
+    "schedule": SCHEDULES,
+}
 _RANGE_KEYS = {"low", "high", "log", "step"}
-_KNOWN_TOP_LEVEL = (set(Recipe.model_fields) - {"optimizer_name"}) | {"optimizer", "global_batch_size"}
+_KNOWN_TOP_LEVEL = (set(Recipe.model_fields) - {"optimizer_name"}) | {
+    "optimizer",
+    "global_batch_size",
+}
 _KNOWN_TOP_LEVEL -= {"optimizer_params", "schedule_params"}
 
 
@@ -60,7 +66,9 @@ class Param:
         if self.choices is not None:
             return optuna.distributions.CategoricalDistribution(self.choices)
         if self.is_int:
-            return optuna.distributions.IntDistribution(self.low, self.high, log=self.log, step=self.step or 1)
+            return optuna.distributions.IntDistribution(
+                self.low, self.high, log=self.log, step=self.step or 1
+            )
         return optuna.distributions.FloatDistribution(self.low, self.high, log=self.log, step=self.step)
 
     def suggest(self, trial: optuna.Trial) -> Any:
@@ -218,7 +226,9 @@ def _parse_param(name: str, optuna_name: str, spec: Any, where: str, parent: str
     if "low" in spec or "high" in spec:
         unknown = sorted(set(spec) - _RANGE_KEYS)
         if unknown:
-            raise ConfigError(f"unknown key {unknown[0]!r} in a range", where=at, fix="use low, high, log, step")
+            raise ConfigError(
+                f"unknown key {unknown[0]!r} in a range", where=at, fix="use low, high, log, step"
+            )
         if "low" not in spec or "high" not in spec:
             raise ConfigError("a range needs both low and high", where=at)
         low, high = spec["low"], spec["high"]
@@ -236,13 +246,20 @@ def _parse_param(name: str, optuna_name: str, spec: Any, where: str, parent: str
         return Param(name, optuna_name, low=low, high=high, log=log, step=step)
     # A bare choice name with its conditional parameters: {adamw: {...}} as a fixed choice.
     if len(spec) == 1 and parent is None and name in _CONDITIONAL_REGISTRIES:
-        (choice, sub), = spec.items()
+        ((choice, sub),) = spec.items()
         _check_choice_value(name, choice, at)
-        return Param(name, optuna_name, choices=(choice,), children={choice: _parse_children(name, choice, sub, where)})
+        return Param(
+            name,
+            optuna_name,
+            choices=(choice,),
+            children={choice: _parse_children(name, choice, sub, where)},
+        )
     if parent is not None:
         return Param(name, optuna_name, value=dict(spec))
     raise ConfigError(
-        "expected a value, {low, high[, log]} or {choices: [...]}", where=at, fix="see search_spaces/default.yaml"
+        "expected a value, {low, high[, log]} or {choices: [...]}",
+        where=at,
+        fix="see search_spaces/default.yaml",
     )
 
 
@@ -269,7 +286,9 @@ def _parse_children(parent: str, choice: Any, sub: Any, where: str) -> tuple[Par
 def _check_choice_value(name: str, value: Any, at: str) -> None:
     registry = _CONDITIONAL_REGISTRIES.get(name)
     if registry is not None and value not in registry:
-        raise ConfigError(f"unknown {name} {value!r}", where=at, fix=f"use one of {', '.join(sorted(registry))}")
+        raise ConfigError(
+            f"unknown {name} {value!r}", where=at, fix=f"use one of {', '.join(sorted(registry))}"
+        )
     if name == "precision" and value not in ("fp32", "bf16", "fp16"):
         raise ConfigError(f"unknown precision {value!r}", where=at, fix="use fp32, bf16 or fp16")
 

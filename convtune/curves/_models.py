@@ -241,9 +241,7 @@ def fit_power(basis: Basis, y: np.ndarray, sigma: float, prior: PriorTerms | Non
             design = np.vstack([design, np.stack(rows)])
             rhs = np.concatenate([rhs, vals])
         lin, *_ = np.linalg.lstsq(design, rhs, rcond=None)
-        x0 = np.array(
-            [lin[0], max(lin[1], 1e-6 * span), alpha] + ([max(lin[2], 0.0)] if with_c else [])
-        )
+        x0 = np.array([lin[0], max(lin[1], 1e-6 * span), alpha] + ([max(lin[2], 0.0)] if with_c else []))
         x0 = _clip_inside(x0, lower, upper)
         cost = float(np.sum(_power_residuals(x0, u, v, y, w, pm, pw, lnr1, r2) ** 2))
         if cost < best_cost:

@@ -25,7 +25,9 @@ class Workload(Protocol):
 
     def build_model(self) -> torch.nn.Module: ...
 
-    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Any]: ...
+    def train_batches(
+        self, micro_batch_size: int, rank: int, world_size: int, seed: int
+    ) -> Iterator[Any]: ...
 
     def loss(self, model: torch.nn.Module, batch: Any) -> torch.Tensor: ...
 
@@ -65,28 +67,48 @@ def resolve_factory(ref: str, *, base_dir: Path | None = None) -> Callable[..., 
                 spec.loader.exec_module(module)
             except Exception as exc:
                 del sys.modules[module_name]
-                raise WorkloadError(f"importing {path} raised {type(exc).__name__}: {exc}", where="workload") from exc
+                raise WorkloadError(
+                    f"importing {path} raised {type(exc).__name__}: {exc}", where="workload"
+                ) from exc
     else:
         try:
             module = importlib.import_module(target)
         except ImportError as exc:
-            raise WorkloadError(f"cannot import {target!r}: {exc}", where="workload", fix="check the module path") from None
+            raise WorkloadError(
+                f"cannot import {target!r}: {exc}", where="workload", fix="check the module path"
+            ) from None
     factory = getattr(module, attr, None)
     if factory is None or not callable(factory):
-        raise WorkloadError(f"{target!r} has no callable {attr!r}", where="workload", fix="check the factory name")
+        raise WorkloadError(
+            f"{target!r} has no callable {attr!r}", where="workload", fix="check the factory name"
+        )
     return factory
 
 
-def build_workload(ref: str, args: Mapping[str, Any] | None = None, *, base_dir: Path | None = None) -> Workload:
+def build_workload(
+    ref: str, args: Mapping[str, Any] | None = None, *, base_dir: Path | None = None
+) -> Workload:
     """Resolve ``ref`` and call its factory with ``args``; errors name the workload and the cause."""
     factory = resolve_factory(ref, base_dir=base_dir)
     try:
         workload = factory(**dict(args or {}))
     except TypeError as exc:
-        raise WorkloadError(f"{ref}: bad workload_args: {exc}", where="workload_args", fix="check the factory's arguments") from None
+        raise WorkloadError(
+            f"{ref}: bad workload_args: {exc}",
+            where="workload_args",
+            fix="check the factory's arguments",
+        ) from None
     except Exception as exc:
         raise WorkloadError(f"{ref} raised {type(exc).__name__}: {exc}", where="workload") from exc
-    missing = [m for m in ("build_model", "train_batches", "loss", "evaluate") if not callable(getattr(workload, m, None))]
+    missing = [
+        m
+        for m in ("build_model", "train_batches", "loss", "evaluate")
+        if not callable(getattr(workload, m, None))
+    ]
     if missing:
-        raise WorkloadError(f"{ref} returned an object without {', '.join(missing)}", where="workload", fix="implement the Workload protocol")
+        raise WorkloadError(
+            f"{ref} returned an object without {', '.join(missing)}",
+            where="workload",
+            fix="implement the Workload protocol",
+        )
     return workload

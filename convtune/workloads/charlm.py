@@ -19,11 +19,35 @@ from torch.nn import functional as F
 # A fixed, ordered list of stdlib modules keeps the corpus identical across machines with the
 # same Python minor version, and different versions differ only slightly.
 _MODULES = (
-    "argparse.py", "ast.py", "calendar.py", "collections/__init__.py", "configparser.py",
-    "csv.py", "dataclasses.py", "datetime.py", "decimal.py", "difflib.py", "enum.py",
-    "fractions.py", "functools.py", "heapq.py", "inspect.py", "ipaddress.py", "logging/__init__.py",
-    "pathlib.py", "pickle.py", "pprint.py", "random.py", "shutil.py", "statistics.py",
-    "string.py", "subprocess.py", "tarfile.py", "textwrap.py", "threading.py", "typing.py",
+    "argparse.py",
+    "ast.py",
+    "calendar.py",
+    "collections/__init__.py",
+    "configparser.py",
+    "csv.py",
+    "dataclasses.py",
+    "datetime.py",
+    "decimal.py",
+    "difflib.py",
+    "enum.py",
+    "fractions.py",
+    "functools.py",
+    "heapq.py",
+    "inspect.py",
+    "ipaddress.py",
+    "logging/__init__.py",
+    "pathlib.py",
+    "pickle.py",
+    "pprint.py",
+    "random.py",
+    "shutil.py",
+    "statistics.py",
+    "string.py",
+    "subprocess.py",
+    "tarfile.py",
+    "textwrap.py",
+    "threading.py",
+    "typing.py",
     "zipfile.py",
 )
 
@@ -57,7 +81,9 @@ class TinyTransformer(nn.Module):
         self.blocks = nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(width)
         self.head = nn.Linear(width, 256, bias=False)
-        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(context), persistent=False)
+        self.register_buffer(
+            "mask", nn.Transformer.generate_square_subsequent_mask(context), persistent=False
+        )
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         length = tokens.shape[1]
@@ -105,7 +131,9 @@ class CharLM:
     def build_model(self) -> nn.Module:
         return TinyTransformer(self.context, self.width, self.depth, self.heads)
 
-    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    def train_batches(
+        self, micro_batch_size: int, rank: int, world_size: int, seed: int
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         # One generator per rank, seeded apart: each rank draws its own shard of random windows.
         generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
         high = len(self.train_data) - self.context - 1

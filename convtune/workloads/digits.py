@@ -40,7 +40,9 @@ class Digits:
         layers.append(nn.Linear(width, 10))
         return nn.Sequential(*layers)
 
-    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    def train_batches(
+        self, micro_batch_size: int, rank: int, world_size: int, seed: int
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
         count = len(self.x_train)
         while True:

@@ -1,0 +1,349 @@
+"""The ``convtune`` command line: a thin layer over the library API.
+
+Every user error is a :class:`convtune.errors.ConvtuneError`; here, and only here, it becomes one
+line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from convtune.errors import ConvtuneError
+
+app = typer.Typer(
+    help="Find the training configuration that reaches a quality target in the least time.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+study_app = typer.Typer(help="Create, run and inspect studies.", no_args_is_help=True)
+app.add_typer(study_app, name="study")
+
+console = Console(width=None if sys.stdout.isatty() else 150)
+err_console = Console(stderr=True)
+
+StorageOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--storage",
+        help="Optuna storage URL: sqlite:///…, postgresql://…, journal:///path, redis://host:port/db. "
+        "Default: $CONVTUNE_STORAGE, else studies/convtune.db.",
+        show_default=False,
+    ),
+]
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "∞"
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+@study_app.command("create")
+def study_create(
+    name: Annotated[str, typer.Argument(help="Study name, unique within the storage.")],
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="Study spec YAML (studies/*.yaml).")
+    ] = None,
+    storage: StorageOpt = None,
+    workload: Annotated[
+        str | None, typer.Option(help="Built-in name, package.module:factory or file.py:factory.")
+    ] = None,
+    space: Annotated[
+        str | None,
+        typer.Option(help="Search space YAML, or a shipped one: default, transformer, large_batch."),
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option(help="Quality target, e.g. 'val_loss<=2.0' or 'accuracy>=0.95'.")
+    ] = None,
+    cost: Annotated[
+        str | None, typer.Option(help="What 'fastest' means: wallclock, samples or device_seconds.")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Per-trial cap in the cost's unit (seconds or samples).")
+    ] = None,
+    world_size: Annotated[int | None, typer.Option(help="Ranks per trial.")] = None,
+    sampler: Annotated[str | None, typer.Option(help="tpe, random or gp.")] = None,
+    pruner: Annotated[str | None, typer.Option(help="time_to_target, median or none.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for the sampler and the training runs.")] = None,
+) -> None:
+    """Create a study: validate the spec and store it, search space inlined, with the study."""
+    from convtune.spec import load_spec
+    from convtune.storage import redact, resolve_storage_url
+    from convtune.study import create_study
+
+    spec = load_spec(
+        config,
+        workload=workload,
+        space=space,
+        target=target,
+        cost=cost,
+        max_cost=max_cost,
+        world_size=world_size,
+        sampler=sampler,
+        pruner=pruner,
+        seed=seed,
+        storage=storage,
+    )
+    study = create_study(name, spec, storage)
+    url = resolve_storage_url(storage or spec.storage)
+    console.print(f"study [bold]{name}[/] ready in {redact(url)} ({len(study.trials)} trials so far)")
+    console.print(
+        f"next: convtune study run {shlex.quote(name)} --n-trials 20"
+        + (f" --storage {shlex.quote(redact(url))}" if storage else "")
+    )
+
+
+@study_app.command("run")
+def study_run(
+    name: Annotated[str, typer.Argument(help="Study to run.")],
+    n_trials: Annotated[
+        int | None, typer.Option("--n-trials", "-n", help="Trials to run in this process.")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Stop starting trials after this many seconds.")
+    ] = None,
+    storage: StorageOpt = None,
+) -> None:
+    """Run trials: real training, pruned as soon as a trial cannot beat the best so far."""
+    from convtune.study import TrialEvent, open_study, run_study
+
+    _, spec = open_study(name, storage)
+    unit = "samples" if spec.cost == "samples" else "s"
+    cap = spec.max_cost if math.isfinite(spec.max_cost) else None
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+        console=console,
+        transient=False,
+    ) as progress:
+        trials_task = progress.add_task("trials", total=n_trials, info="")
+        current = progress.add_task("trial", total=cap, info="", visible=False)
+        best: list[float] = []
+
+        def on_event(event: TrialEvent) -> None:
+            if event.kind == "eval":
+                progress.update(
+                    current,
+                    description=f"trial {event.trial}",
+                    completed=min(event.cost, cap) if cap else event.cost,
+                    info=f"{spec.target_spec.metric}={_fmt(event.metric)} at {_fmt(event.cost)} {unit}",
+                    visible=True,
+                )
+                return
+            if event.status == "reached":
+                best.append(event.value)
+            info = f"trial {event.trial}: {event.status}" + (
+                f" in {_fmt(event.value)} {unit}" if event.status == "reached" else ""
+            )
+            if best:
+                info += f" · best {_fmt(min(best))} {unit}"
+            progress.update(trials_task, advance=1, info=info)
+            progress.reset(current, total=cap, visible=False)
+
+        study = run_study(name, n_trials=n_trials, timeout=timeout, storage=storage, on_event=on_event)
+    _print_trials(study, spec)
+    _print_best(study, spec, storage)
+
+
+def _print_trials(study: Any, spec: Any) -> None:
+    from convtune.study import trial_summary
+
+    unit = "samples" if spec.cost == "samples" else "s"
+    table = Table(title=f"{study.study_name}: target {spec.target}, cost {spec.cost}")
+    for column in (
+        "#",
+        "status",
+        f"time to target ({unit})",
+        "eff. batch",
+        "optimizer",
+        "schedule",
+        "peak_lr",
+        "precision",
+        "samples/s",
+    ):
+        table.add_column(
+            column, justify="right" if column not in ("status", "optimizer", "schedule") else "left"
+        )
+    for trial in study.get_trials(deepcopy=False):
+        row = trial_summary(trial)
+        recipe = row["recipe"] or {}
+        if row["time_to_target"] is not None:
+            ttt = _fmt(row["time_to_target"])
+        elif row["predicted_time_to_target"] is not None:
+            ttt = f"~{_fmt(row['predicted_time_to_target'])} (forecast)"
+        else:
+            ttt = "–"
+        table.add_row(
+            str(row["trial"]),
+            row["status"] or trial.state.name.lower(),
+            ttt,
+            _fmt(row["effective_batch_size"]),
+            recipe.get("optimizer", "–"),
+            recipe.get("schedule", "–"),
+            _fmt(recipe.get("peak_lr")),
+            recipe.get("precision", "–"),
+            _fmt(row["samples_per_second"]),
+        )
+    console.print(table)
+
+
+def _print_best(study: Any, spec: Any, storage: str | None) -> None:
+    from convtune.storage import default_artifact_dir, redact, resolve_storage_url
+    from convtune.study import best_report
+
+    report = best_report(study, spec)
+    unit = report["cost_unit"]
+    best = report["measured"]
+    if best:
+        console.print(
+            f"[bold green]fastest to {spec.target}:[/] trial {best['trial']} in {_fmt(best['time_to_target'])} {unit}"
+        )
+        console.print_json(json.dumps(best["recipe"]))
+    else:
+        console.print(f"[bold yellow]no trial reached {spec.target} yet[/]")
+        if report["best_forecast"]:
+            f = report["best_forecast"]
+            console.print(
+                f"closest: trial {f['trial']}, forecast {_fmt(f['predicted_time_to_target'])} {unit}"
+            )
+    url = resolve_storage_url(storage or spec.storage)
+    artifacts = spec.artifacts or str(default_artifact_dir(url))
+    console.print(
+        f"open in optuna-dashboard: optuna-dashboard {shlex.quote(redact(url))} --artifact-dir {shlex.quote(artifacts)}"
+    )
+
+
+@study_app.command("list")
+def study_list(storage: StorageOpt = None) -> None:
+    """List the studies in a storage."""
+    import optuna
+
+    from convtune.storage import open_storage
+
+    summaries = optuna.get_all_study_summaries(open_storage(storage), include_best_trial=False)
+    table = Table()
+    for column in ("study", "trials", "target", "cost", "created"):
+        table.add_column(column)
+    for s in summaries:
+        table.add_row(
+            s.study_name,
+            str(s.n_trials),
+            str(s.user_attrs.get("target", "–")),
+            str(s.user_attrs.get("cost", "–")),
+            s.datetime_start.strftime("%Y-%m-%d %H:%M") if s.datetime_start else "–",
+        )
+    console.print(table)
+
+
+@study_app.command("show")
+def study_show(
+    name: Annotated[str, typer.Argument(help="Study to show.")], storage: StorageOpt = None
+) -> None:
+    """Show every trial: status, time-to-target (measured or forecast) and its knobs."""
+    from convtune.study import open_study
+
+    study, spec = open_study(name, storage)
+    _print_trials(study, spec)
+
+
+@study_app.command("best")
+def study_best(
+    name: Annotated[str, typer.Argument(help="Study to read.")],
+    storage: StorageOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the documented JSON instead of text.")
+    ] = False,
+) -> None:
+    """The fastest configuration to the target, with its time-to-target."""
+    from convtune.study import best_report, open_study
+
+    study, spec = open_study(name, storage)
+    if as_json:
+        print(json.dumps(best_report(study, spec), indent=2, default=str))
+        return
+    _print_best(study, spec, storage)
+
+
+@study_app.command("delete")
+def study_delete(
+    name: Annotated[str, typer.Argument(help="Study to delete.")],
+    storage: StorageOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a study and all its trials."""
+    import optuna
+
+    from convtune.study import open_study
+
+    study, _ = open_study(name, storage)
+    if not yes and not typer.confirm(f"delete study {name!r} and its {len(study.trials)} trials?"):
+        raise typer.Exit(1)
+    optuna.delete_study(study_name=name, storage=study._storage)
+    console.print(f"deleted {name}")
+
+
+@app.command("dashboard")
+def dashboard(
+    name: Annotated[str, typer.Argument(help="Study whose storage to open.")],
+    storage: StorageOpt = None,
+    host: Annotated[str, typer.Option(help="Address to bind; 127.0.0.1 keeps it local.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8080,
+) -> None:
+    """Open the study in optuna-dashboard, with its artifact store."""
+    from optuna.artifacts import FileSystemArtifactStore
+    from optuna_dashboard import run_server
+
+    from convtune.storage import default_artifact_dir, resolve_storage_url
+    from convtune.study import open_study
+
+    study, spec = open_study(name, storage)
+    url = resolve_storage_url(storage or spec.storage)
+    artifact_dir = Path(spec.artifacts or default_artifact_dir(url))
+    artifact_dir.mkdir(parents=True, exist_ok=True)
+    console.print(
+        f"optuna-dashboard on http://{host}:{port}/dashboard/studies/{study._study_id} (Ctrl-C to stop)"
+    )
+    run_server(
+        study._storage,
+        host=host,
+        port=port,
+        artifact_store=FileSystemArtifactStore(str(artifact_dir)),
+    )
+
+
+def main() -> None:
+    """Entry point: user errors become one line and exit status 2 (usage errors already do)."""
+    import warnings
+
+    import optuna
+
+    # Heartbeats, metric names and grouped TPE are marked experimental; they are what we rely on.
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        app()
+    except ConvtuneError as exc:
+        err_console.print(f"convtune: error: {exc.one_line()}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

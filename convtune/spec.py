@@ -1,0 +1,179 @@
+"""Study specs (``studies/*.yaml``): workload, search space, target, cost and budget.
+
+Paths in a spec are relative to the spec file. :func:`load_spec` validates everything a study
+needs (the space is inlined, the workload resolved) so a stored spec is self-contained and a later
+edit of the YAML files cannot change a running study.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from convtune.errors import ConfigError
+from convtune.io import read_mapping
+from convtune.recipe import config_error_from
+from convtune.space import SearchSpace
+from convtune.target import Target
+
+SAMPLERS = ("tpe", "random", "gp")
+PRUNERS = ("time_to_target", "median", "none")
+
+
+class StudySpec(BaseModel):
+    """Everything ``study run`` needs, stored with the study."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: str | dict[str, Any]
+    workload_args: dict[str, Any] = Field(default_factory=dict)
+    space: dict[str, Any]
+    target: str
+    cost: Literal["wallclock", "samples", "device_seconds"] = "wallclock"
+    max_cost: float = Field(default=math.inf, gt=0)
+    eval_every: dict[Literal["samples", "steps"], int] = Field(default_factory=lambda: {"samples": 4096})
+    world_size: int = Field(default=1, gt=0)
+    storage: str | None = None
+    artifacts: str | None = None
+    sampler: str = "tpe"
+    pruner: str = "time_to_target"
+    seed: int = 0
+    max_skipped_steps: int = Field(default=8, gt=0)
+    base_dir: str = "."
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        return str(Target.parse(value))
+
+    @field_validator("eval_every")
+    @classmethod
+    def _eval_every(cls, value: dict[str, int]) -> dict[str, int]:
+        if len(value) != 1:
+            raise ValueError("give exactly one of {samples: N} or {steps: N}")
+        if next(iter(value.values())) <= 0:
+            raise ValueError("the interval must be positive")
+        return value
+
+    @field_validator("sampler")
+    @classmethod
+    def _sampler(cls, value: str) -> str:
+        if value not in SAMPLERS:
+            raise ValueError(f"unknown sampler {value!r}; use one of {', '.join(SAMPLERS)}")
+        return value
+
+    @field_validator("pruner")
+    @classmethod
+    def _pruner(cls, value: str) -> str:
+        if value not in PRUNERS:
+            raise ValueError(f"unknown pruner {value!r}; use one of {', '.join(PRUNERS)}")
+        return value
+
+    @property
+    def target_spec(self) -> Target:
+        return Target.parse(self.target)
+
+    @property
+    def search_space(self) -> SearchSpace:
+        raw = dict(self.space)
+        raw["world_size"] = self.world_size
+        return SearchSpace.from_dict(raw, where="space")
+
+    @property
+    def eval_unit(self) -> Literal["samples", "steps"]:
+        return next(iter(self.eval_every))  # type: ignore[return-value]
+
+    @property
+    def eval_interval(self) -> int:
+        return next(iter(self.eval_every.values()))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.model_dump()
+        if math.isinf(data["max_cost"]):
+            data["max_cost"] = None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "spec") -> StudySpec:
+        data = dict(data)
+        if data.get("max_cost") is None:
+            data.pop("max_cost", None)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise config_error_from(exc, where) from None
+
+
+def load_spec(path: str | Path | None = None, **overrides: Any) -> StudySpec:
+    """Read a spec file (or none: flags only), apply flag overrides, inline the space, validate.
+
+    Relative paths (``space``, a ``file.py:factory`` workload) are resolved against the spec file.
+    """
+    if path is not None:
+        path = Path(path)
+        raw = read_mapping(path)
+        where, base = str(path), path.parent.resolve()
+    else:
+        raw, where, base = {}, "flags", Path.cwd()
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    raw.pop("base_dir", None)
+    if "workload" not in raw:
+        raise ConfigError(
+            "no workload given",
+            where=f"{where}: workload",
+            fix="set workload: charlm (or --workload)",
+        )
+    if "target" not in raw:
+        raise ConfigError(
+            "no target given",
+            where=f"{where}: target",
+            fix="set target: 'val_loss<=2.0' (or --target)",
+        )
+    space = raw.get("space", "default")
+    if isinstance(space, str):
+        space_path = _space_path(space, base)
+        if not space_path.is_file():
+            raise ConfigError(
+                f"search space file {space_path} not found",
+                where=f"{where}: space",
+                fix="check the path",
+            )
+        raw["space"] = read_mapping(space_path)
+        space_where = str(space_path)
+    else:
+        space_where = f"{where}: space"
+    SearchSpace.from_dict(raw["space"], where=space_where)  # validate with file-level messages
+    Target.parse(raw["target"], where=f"{where}: target")
+    raw["base_dir"] = str(base)
+    spec = StudySpec.from_dict(raw, where=where)
+    spec.search_space  # noqa: B018  (re-validate with world_size applied)
+    _check_workload(spec, where)
+    return spec
+
+
+def _space_path(space: str, base: Path) -> Path:
+    """A space is a path, or a name of a shipped space (``default`` → search_spaces/default.yaml)."""
+    candidate = base / space
+    if candidate.is_file() or "/" in space or space.endswith((".yaml", ".yml")):
+        return candidate
+    from convtune.resources import shipped_space
+
+    return shipped_space(space)
+
+
+def _check_workload(spec: StudySpec, where: str) -> None:
+    if isinstance(spec.workload, dict):
+        keys = set(spec.workload)
+        if not keys or not keys <= {"script", "command", "args"}:
+            raise ConfigError(
+                "a workload mapping takes {script: file.py, args: [...]} or {command: [...]}",
+                where=f"{where}: workload",
+            )
+        return
+    from convtune.workloads import resolve_factory
+
+    resolve_factory(spec.workload, base_dir=Path(spec.base_dir))

@@ -1,0 +1,467 @@
+"""Studies: create one from a spec, run its trials inside ``study.optimize()``, read the best.
+
+One rule decides every trial's outcome (the brief's table), so the sampler, the dashboard and
+``best`` agree:
+
+========================  =========  ===========================================  ==========
+outcome                   state      value                                        ``status``
+========================  =========  ===========================================  ==========
+target reached            COMPLETE   measured time-to-target                      reached
+stopped by the pruner     COMPLETE   forecast estimate, else the penalty          stopped
+cap reached, target not   COMPLETE   forecast estimate beyond the cap, or penalty budget
+diverged                  COMPLETE   penalty (and an infeasible constraint)       diverged
+crashed / rank died       FAIL       –                                            failed
+========================  =========  ===========================================  ==========
+
+Values are in the study's cost unit (seconds for ``wallclock``/``device_seconds``, samples for
+``samples``). Reports use ``step = cost`` as an integer: samples, or milliseconds of time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from convtune import __version__
+from convtune.curves import LRSchedule, forecast_time_to_target, time_to_target
+from convtune.engine import EngineConfig, Progress, RunResult, default_threads, train
+from convtune.errors import ConvtuneError, StudyError, WorkloadError
+from convtune.recipe import Recipe
+from convtune.spec import StudySpec
+from convtune.storage import open_storage, redact, resolve_storage_url
+from convtune.workloads import Workload, build_workload
+
+SPEC_ATTR = "convtune_spec"
+SCHEDULE_ATTR = "lr_schedule"
+_SCHEDULE_POINTS = 256
+
+
+class TrialFailed(Exception):
+    """A trial crashed (not a user error): it ends FAIL and the study goes on."""
+
+
+def step_scale(cost: str) -> int:
+    """Report steps are integers: samples as they are, time in milliseconds."""
+    return 1 if cost == "samples" else 1000
+
+
+def cost_unit(cost: str) -> str:
+    return "samples" if cost == "samples" else "seconds"
+
+
+def penalty(spec: StudySpec, final_gap: float) -> float:
+    """A value worse than any reachable one, growing with how far the trial stayed from the target.
+
+    Every reached trial (value ≤ max_cost) and every finite forecast (capped below the base)
+    ranks above it; penalised trials rank among themselves by their final gap.
+    """
+    base = penalty_base(spec)
+    gap = final_gap if math.isfinite(final_gap) else 1e6
+    return base * (1.0 + min(gap, 1e6))
+
+
+def penalty_base(spec: StudySpec) -> float:
+    return 1e3 * spec.max_cost if math.isfinite(spec.max_cost) else 1e12
+
+
+# ---- creating and opening studies -------------------------------------------------------------
+
+
+def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optuna.Study:
+    """Create study ``name`` holding the whole ``spec``; an existing one must have the same spec."""
+    url = resolve_storage_url(storage or spec.storage)
+    backend = open_storage(url)
+    stored = spec.to_dict()
+    try:
+        existing = optuna.load_study(study_name=name, storage=backend)
+    except KeyError:
+        existing = None
+    if existing is not None:
+        old = existing.user_attrs.get(SPEC_ATTR)
+        if old != json.loads(json.dumps(stored)):
+            changed = sorted(k for k in set(old or {}) | set(stored) if (old or {}).get(k) != stored.get(k))
+            raise StudyError(
+                f"study {name!r} exists with a different spec (differs in: {', '.join(changed) or 'all'})",
+                where=redact(url),
+                fix="choose another name, or delete it with `convtune study delete`",
+            )
+        return existing
+    study = optuna.create_study(study_name=name, storage=backend, direction="minimize")
+    try:
+        study.set_metric_names([f"time_to_target_{cost_unit(spec.cost)}"])
+        study.set_user_attr(SPEC_ATTR, stored)
+        study.set_user_attr("target", spec.target)
+        study.set_user_attr("cost", spec.cost)
+        study.set_user_attr("cost_unit", cost_unit(spec.cost))
+        study.set_user_attr("report_step_unit", "samples" if spec.cost == "samples" else "milliseconds")
+        study.set_user_attr("workload", spec.workload)
+        study.set_user_attr("convtune_version", __version__)
+    except Exception:
+        optuna.delete_study(study_name=name, storage=backend)  # nothing half-written
+        raise
+    return study
+
+
+def open_study(name: str, storage: str | None = None, **study_kwargs: Any) -> tuple[optuna.Study, StudySpec]:
+    """Load a convtune study and its stored spec."""
+    url = resolve_storage_url(storage)
+    backend = open_storage(url)
+    try:
+        study = optuna.load_study(study_name=name, storage=backend, **study_kwargs)
+    except KeyError:
+        raise StudyError(
+            f"no study named {name!r}",
+            where=redact(url),
+            fix="create it with `convtune study create NAME --config studies/X.yaml`, or check --storage",
+        ) from None
+    raw = study.user_attrs.get(SPEC_ATTR)
+    if raw is None:
+        raise StudyError(f"study {name!r} was not created by convtune", where=redact(url))
+    return study, StudySpec.from_dict(raw, where=f"study {name}")
+
+
+def make_sampler(spec: StudySpec) -> optuna.samplers.BaseSampler:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        if spec.sampler == "random":
+            return optuna.samplers.RandomSampler(seed=spec.seed)
+        if spec.sampler == "gp":
+            return optuna.samplers.GPSampler(seed=spec.seed)
+        # group=True: conditional parameters (adamw.*, cyclic.*) are modelled within their group.
+        return optuna.samplers.TPESampler(seed=spec.seed, multivariate=True, group=True, n_startup_trials=5)
+
+
+def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
+    if spec.pruner == "none":
+        return optuna.pruners.NopPruner()
+    if spec.pruner == "median":
+        return optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0)
+    from convtune.pruners import TimeToTargetPruner
+
+    max_cost = spec.max_cost * step_scale(spec.cost) if math.isfinite(spec.max_cost) else None
+    return TimeToTargetPruner(spec.target, max_cost=max_cost)
+
+
+# ---- running trials ---------------------------------------------------------------------------
+
+
+@dataclass
+class TrialEvent:
+    """What the CLI's progress display hears about: an evaluation or a finished trial."""
+
+    kind: str  # "eval" or "done"
+    trial: int
+    cost: float = 0.0
+    metric: float = math.nan
+    status: str = ""
+    value: float = math.nan
+
+
+@dataclass
+class _Reporter:
+    """Turns engine records into Optuna reports and the stop decision for one trial."""
+
+    trial: optuna.Trial
+    spec: StudySpec
+    recipe: Recipe
+    on_event: Callable[[TrialEvent], None] | None
+    pruned: bool = False
+    costs: list[float] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+
+    def __call__(self, progress: Progress) -> bool:
+        target = self.spec.target_spec
+        if target.metric not in progress.metrics:
+            raise WorkloadError(
+                f"evaluate() returned {sorted(progress.metrics)}, not the target's metric {target.metric!r}",
+                where="workload",
+                fix="return the metric named in the target",
+            )
+        value = float(progress.metrics[target.metric])
+        step = int(round(progress.cost * step_scale(self.spec.cost)))
+        if not self.costs:
+            self.trial.set_user_attr(
+                SCHEDULE_ATTR, schedule_for(self.recipe, step / max(1, progress.step)).to_dict()
+            )
+        self.costs.append(float(step))
+        self.values.append(value)
+        if math.isfinite(value):
+            self.trial.report(value, step=step)
+        if self.on_event:
+            self.on_event(TrialEvent("eval", self.trial.number, cost=progress.cost, metric=value))
+        if target.is_reached(value):
+            return True
+        if self.trial.should_prune():
+            self.pruned = True
+            return True
+        return False
+
+
+def schedule_for(recipe: Recipe, cost_per_step: float) -> LRSchedule:
+    """The trial's LR against cost over its whole planned run (what the forecaster needs)."""
+    lrs = recipe.lr_per_step
+    stride = max(1, len(lrs) // _SCHEDULE_POINTS)
+    index = list(range(0, len(lrs), stride))
+    if index[-1] != len(lrs) - 1:
+        index.append(len(lrs) - 1)
+    return LRSchedule(costs=[(i + 1) * cost_per_step for i in index], lrs=[lrs[i] for i in index])
+
+
+def engine_config(spec: StudySpec, *, local_workers: int = 1) -> EngineConfig:
+    """The engine settings a study's spec implies (threads: cores / (ranks × local workers))."""
+    return EngineConfig(
+        eval_every=spec.eval_interval,
+        eval_unit=spec.eval_unit,
+        max_cost=spec.max_cost,
+        cost=spec.cost,
+        seed=spec.seed,
+        threads=default_threads(spec.world_size, local_workers),
+        max_skipped_steps=spec.max_skipped_steps,
+    )
+
+
+class Executor(Protocol):
+    """Runs one trial's training somewhere and streams its records to ``on_eval``.
+
+    ``on_eval`` runs in the tuning process; its True must stop every rank.
+    """
+
+    def run(self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]) -> RunResult: ...
+
+    def close(self) -> None: ...
+
+
+class InProcessExecutor:
+    """One rank, in this process: the workload is built once and reused across trials."""
+
+    def __init__(self, spec: StudySpec):
+        self.spec = spec
+        self._workload: Workload | None = None
+
+    @property
+    def workload(self) -> Workload:
+        if self._workload is None:
+            if not isinstance(self.spec.workload, str):
+                raise StudyError("script and command workloads need the launcher", where="workload")
+            self._workload = build_workload(
+                self.spec.workload, self.spec.workload_args, base_dir=Path(self.spec.base_dir)
+            )
+        return self._workload
+
+    def run(self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]) -> RunResult:
+        return train(self.workload, recipe, config, on_eval)
+
+    def close(self) -> None:
+        self._workload = None
+
+
+class Objective:
+    """Runs one trial of a convtune study and returns its value by the outcome table."""
+
+    def __init__(
+        self,
+        spec: StudySpec,
+        *,
+        executor: Executor | None = None,
+        local_workers: int = 1,
+        on_event: Callable[[TrialEvent], None] | None = None,
+    ):
+        self.spec = spec
+        self.space = spec.search_space
+        self.on_event = on_event
+        self.executor = executor or InProcessExecutor(spec)
+        self.config = engine_config(spec, local_workers=local_workers)
+
+    def __call__(self, trial: optuna.Trial) -> float:
+        recipe = self.space.recipe(trial)
+        trial.set_user_attr("recipe", recipe.to_dict())
+        trial.set_user_attr("effective_batch_size", recipe.effective_batch_size)
+        trial.set_user_attr("total_steps", recipe.total_steps)
+        trial.set_user_attr("world_size", recipe.world_size)
+        reporter = _Reporter(trial, self.spec, recipe, self.on_event)
+        try:
+            result = self.executor.run(recipe, self.config, reporter)
+        except ConvtuneError:
+            raise
+        except Exception as exc:
+            trial.set_user_attr("status", "failed")
+            trial.set_user_attr("error", describe_error(exc))
+            if self.on_event:
+                self.on_event(TrialEvent("done", trial.number, status="failed"))
+            raise TrialFailed(describe_error(exc)) from exc
+        value = record_outcome(
+            trial, self.spec, recipe, result, reporter.costs, reporter.values, reporter.pruned
+        )
+        if self.on_event:
+            self.on_event(
+                TrialEvent("done", trial.number, status=trial.user_attrs.get("status", ""), value=value)
+            )
+        return value
+
+
+def describe_error(exc: BaseException) -> str:
+    """First line of the error and where it was raised (file:line in function)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {first}{where}"
+
+
+def record_outcome(
+    trial: optuna.Trial,
+    spec: StudySpec,
+    recipe: Recipe,
+    result: RunResult,
+    step_costs: list[float],
+    values: list[float],
+    pruned: bool,
+) -> float:
+    """Set the trial's attributes by the outcome table and return its objective value."""
+    target = spec.target_spec
+    scale = step_scale(spec.cost)
+    measured = time_to_target(step_costs, values, target) / scale if step_costs else math.inf
+    finite = [v for v in values if math.isfinite(v)]
+    final_gap = target.gap(finite[-1]) if finite else math.inf
+    attrs: dict[str, Any] = {
+        "steps": result.steps,
+        "samples": result.samples,
+        "train_seconds": round(result.seconds, 3),
+        "samples_per_second": round(result.samples_per_second, 2),
+        "samples_per_second_per_rank": round(result.samples_per_second / recipe.world_size, 2),
+        "peak_memory_mb": round(result.peak_memory_bytes / 2**20, 1),
+        "final_metric": finite[-1] if finite else None,
+        "final_gap": final_gap if math.isfinite(final_gap) else None,
+        "curve": {
+            "step": [p.step for p in result.history],
+            "samples": [p.samples for p in result.history],
+            "seconds": [round(p.seconds, 4) for p in result.history],
+            "metric": [p.metrics.get(target.metric) for p in result.history],
+            "train_loss": [p.train_loss for p in result.history],
+            "lr": [p.lr for p in result.history],
+        },
+    }
+    infeasible = 0.0
+    if math.isfinite(measured):
+        status, value = "reached", measured
+        attrs["time_to_target"] = measured
+        attrs["extrapolated"] = False
+    elif result.status == "diverged":
+        status, value, infeasible = "diverged", penalty(spec, final_gap), 1.0
+        attrs["reason"] = result.reason
+    else:
+        status = "stopped" if pruned else "budget"
+        schedule = (
+            LRSchedule.from_dict(trial.user_attrs[SCHEDULE_ATTR])
+            if SCHEDULE_ATTR in trial.user_attrs
+            else None
+        )
+        forecast = forecast_time_to_target(step_costs, values, target, schedule=schedule)
+        attrs.update(forecast.to_attrs())
+        estimate = forecast.estimate / scale
+        beyond = estimate > (step_costs[-1] / scale if step_costs else 0.0)
+        value = (
+            estimate
+            if math.isfinite(estimate) and beyond and estimate < penalty_base(spec)
+            else penalty(spec, final_gap)
+        )
+        attrs["predicted_time_to_target"] = estimate if math.isfinite(estimate) else None
+        attrs["extrapolated"] = True
+        attrs["reason"] = "stopped by the pruner" if pruned else result.reason or "finished its planned run"
+    attrs["status"] = status
+    for key, val in attrs.items():
+        trial.set_user_attr(key, val)
+    trial.set_constraint("diverged", infeasible)
+    return float(value)
+
+
+def run_study(
+    name: str,
+    *,
+    n_trials: int | None = None,
+    timeout: float | None = None,
+    storage: str | None = None,
+    on_event: Callable[[TrialEvent], None] | None = None,
+) -> optuna.Study:
+    """Run trials of study ``name`` inside ``study.optimize()`` (heartbeats and retries need it)."""
+    study, spec = open_study(name, storage)
+    study.sampler = make_sampler(spec)
+    study.pruner = make_pruner(spec)
+    executor = InProcessExecutor(spec)
+    executor.workload  # noqa: B018  (a workload that cannot be built is the user's error: fail before any trial)
+    objective = Objective(spec, executor=executor, on_event=on_event)
+    try:
+        study.optimize(
+            objective, n_trials=n_trials, timeout=timeout, catch=(TrialFailed,), gc_after_trial=True
+        )
+    finally:
+        executor.close()
+    return study
+
+
+# ---- reading results ---------------------------------------------------------------------------
+
+
+def measured_best(study: optuna.Study) -> FrozenTrial | None:
+    """The fastest trial that reached the target (extrapolated values never count here)."""
+    reached = [
+        t
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if t.user_attrs.get("status") == "reached"
+    ]
+    return min(reached, key=lambda t: t.value) if reached else None
+
+
+def best_forecast(study: optuna.Study) -> FrozenTrial | None:
+    """The unreached trial with the best forecast, for studies where nothing reached yet."""
+    candidates = [
+        t
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if t.user_attrs.get("status") in ("stopped", "budget")
+        and t.user_attrs.get("predicted_time_to_target")
+    ]
+    return min(candidates, key=lambda t: t.value) if candidates else None
+
+
+def trial_summary(trial: FrozenTrial) -> dict[str, Any]:
+    attrs = trial.user_attrs
+    return {
+        "trial": trial.number,
+        "state": trial.state.name,
+        "status": attrs.get("status"),
+        "value": trial.value,
+        "time_to_target": attrs.get("time_to_target"),
+        "predicted_time_to_target": attrs.get("predicted_time_to_target"),
+        "params": dict(trial.params),
+        "recipe": attrs.get("recipe"),
+        "effective_batch_size": attrs.get("effective_batch_size"),
+        "samples_per_second": attrs.get("samples_per_second"),
+        "final_metric": attrs.get("final_metric"),
+        "reason": attrs.get("reason") or attrs.get("error"),
+    }
+
+
+def best_report(study: optuna.Study, spec: StudySpec) -> dict[str, Any]:
+    """The document behind ``convtune study best --json`` (schema in the README)."""
+    trials = study.get_trials(deepcopy=False)
+    best = measured_best(study)
+    forecast = best_forecast(study)
+    statuses = [t.user_attrs.get("status") for t in trials]
+    return {
+        "study": study.study_name,
+        "target": spec.target,
+        "cost": spec.cost,
+        "cost_unit": cost_unit(spec.cost),
+        "n_trials": len(trials),
+        "n_reached": statuses.count("reached"),
+        "measured": trial_summary(best) if best else None,
+        "best_forecast": trial_summary(forecast) if forecast else None,
+    }
