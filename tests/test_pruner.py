@@ -1,0 +1,244 @@
+"""TimeToTargetPruner in real Optuna studies, on synthetic curves (no training)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import multiprocessing
+import time
+from pathlib import Path
+
+import numpy as np
+import optuna
+import pytest
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import FrozenTrial, TrialState
+
+from convtune.curves import LRSchedule, time_to_target
+from convtune.pruners import LR_SCHEDULE_ATTR, TimeToTargetPruner
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+TARGET = "val_loss<=1.9"
+EVERY = 1000
+
+
+def curve(speed: float, cost: int, floor: float = 1.5) -> float:
+    """Power-law loss: reaches 1.9 at cost 100 / speed when floor is 1.5."""
+    return floor + 4.0 * (speed * cost) ** -0.5
+
+
+def make_objective(n_reports: int = 40, nan_at: int | None = None, pause: float = 0.0):  # noqa: ANN201
+    def objective(trial: optuna.Trial) -> float:
+        speed = trial.suggest_float("speed", 1e-3, 1e-1, log=True)
+        floor = trial.suggest_float("floor", 1.0, 2.5)
+        costs, values = [], []
+        for i in range(1, n_reports + 1):
+            cost = i * EVERY
+            value = math.nan if nan_at == i and speed < 0.01 else curve(speed, cost, floor)
+            costs.append(cost)
+            values.append(value)
+            trial.report(value, step=cost)
+            time.sleep(pause)  # lets concurrent workers interleave their reports
+            if value <= 1.9:
+                return time_to_target(costs, values, TARGET)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return 1e9
+
+    return objective
+
+
+def run(pruner: TimeToTargetPruner, params: list[dict[str, float]], **kw: object) -> optuna.Study:
+    study = optuna.create_study(pruner=pruner, sampler=optuna.samplers.RandomSampler(seed=0))
+    for p in params:
+        study.enqueue_trial(p)
+    study.optimize(make_objective(**kw), n_trials=len(params))  # type: ignore[arg-type]
+    return study
+
+
+def last_step(t: FrozenTrial) -> int:
+    return max(t.intermediate_values)
+
+
+def test_diverged_trial_is_pruned_at_once() -> None:
+    pruner = TimeToTargetPruner(TARGET, n_warmup_reports=5)
+    study = run(pruner, [{"speed": 0.005, "floor": 1.5}], nan_at=1)
+    (trial,) = study.trials
+    assert trial.state == TrialState.PRUNED and last_step(trial) == EVERY
+
+
+def test_hopeless_trial_is_pruned_early_and_fast_ones_survive() -> None:
+    pruner = TimeToTargetPruner(TARGET)
+    # Incumbent reaches at 100 / 0.05 = 2000; a 20x slower trial and one that plateaus above
+    # the target are stopped soon after warm-up; a faster one is never stopped.
+    study = run(
+        pruner,
+        [
+            {"speed": 0.05, "floor": 1.5},
+            {"speed": 0.0025, "floor": 1.5},
+            {"speed": 0.05, "floor": 2.2},
+            {"speed": 0.1, "floor": 1.5},
+        ],
+    )
+    incumbent, slow, plateau, fast = study.trials
+    assert incumbent.state == TrialState.COMPLETE
+    assert slow.state == TrialState.PRUNED and last_step(slow) <= 3 * EVERY
+    assert plateau.state == TrialState.PRUNED and last_step(plateau) <= 3 * EVERY
+    assert fast.state == TrialState.COMPLETE and fast.value < incumbent.value
+
+
+def test_trial_whose_optimistic_forecast_beats_the_incumbent_is_never_pruned() -> None:
+    pruner = TimeToTargetPruner(TARGET)
+    study = optuna.create_study(pruner=pruner)
+    study.enqueue_trial({"speed": 0.01, "floor": 1.5})  # incumbent: reaches at 10,000
+    study.optimize(make_objective(), n_trials=1)
+    # Replay every prefix of many curves: a pruned prefix must have low >= incumbent, and a
+    # trial that truly reaches before the incumbent must never be pruned.
+    for speed in np.geomspace(0.002, 0.05, 15):
+        trial = copy.deepcopy(study.trials[0])
+        trial.intermediate_values = {}
+        for i in range(1, 40):
+            trial.intermediate_values[i * EVERY] = curve(float(speed), i * EVERY)
+            d = pruner.decide(study, trial)
+            if d.forecast is not None and d.forecast.low < d.incumbent:
+                assert not d.prune
+            if 100 / speed < 0.95 * 10_000:
+                assert not d.prune, (speed, i, d)
+            if d.prune or d.reason == "reached":
+                break
+
+
+def test_no_trial_runs_past_max_cost() -> None:
+    pruner = TimeToTargetPruner(TARGET, max_cost=5 * EVERY)
+    params = [{"speed": s, "floor": 1.5} for s in (0.005, 0.01, 0.05, 0.002)]
+    study = run(pruner, params)
+    for t in study.trials:
+        assert last_step(t) <= 5 * EVERY
+        if t.state == TrialState.COMPLETE:
+            assert t.value <= 5 * EVERY
+
+
+def test_finished_trials_are_analysed_once() -> None:
+    pruner = TimeToTargetPruner(TARGET)
+    study = run(pruner, [{"speed": s, "floor": 1.5} for s in (0.02, 0.05, 0.01, 0.08, 0.03)])
+    n_complete = len(study.get_trials(states=(TrialState.COMPLETE,)))
+    assert pruner.n_fits == n_complete
+    probe = copy.deepcopy(study.trials[0])
+    probe.intermediate_values = {i * EVERY: curve(0.04, i * EVERY) for i in range(1, 5)}
+    for _ in range(20):
+        pruner.decide(study, probe)
+    assert pruner.n_fits == n_complete
+
+
+def test_lr_schedule_attr_makes_forecasts_schedule_aware() -> None:
+    n, batch = 400, 100
+    lrs = 0.01 * 0.5 * (1 + np.cos(np.pi * np.arange(n) / n))
+    schedule = LRSchedule.from_steps(lrs, batch).to_dict()
+
+    def objective(trial: optuna.Trial) -> float:
+        trial.set_user_attr(LR_SCHEDULE_ATTR, schedule)
+        peak = trial.suggest_float("peak", 0.5, 2.0)
+        s1 = np.cumsum(lrs * peak)
+        loss = 1.5 + 0.5 * s1**-0.5 - 0.3 * (1 - lrs / lrs[0])
+        for i in range(10, n + 1, 10):
+            trial.report(float(loss[i - 1]), step=i * batch)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return float(loss[-1])
+
+    pruner = TimeToTargetPruner("val_loss<=1.4")
+    study = optuna.create_study(pruner=pruner, sampler=optuna.samplers.RandomSampler(seed=1))
+    study.optimize(objective, n_trials=3)
+    running = copy.deepcopy(study.trials[0])
+    running.intermediate_values = dict(list(running.intermediate_values.items())[:8])
+    forecast = pruner.forecast_trial(study, running)
+    assert forecast.model == "annealing"
+    prior = pruner._prior(pruner._summaries(study.study_name, study.get_trials()))
+    assert prior is not None and prior.kind == "annealing"
+
+
+# --- several worker processes on one journal storage --------------------------------------
+
+
+class RecordingPruner(TimeToTargetPruner):
+    """Logs, per decision, the finished trials it saw and what it decided."""
+
+    def __init__(self, log: Path) -> None:
+        super().__init__(TARGET)
+        self._log = log
+        self._seen: list[int] = []
+
+    def _finished_trials(self, study: optuna.study.Study) -> list[FrozenTrial]:
+        finished = super()._finished_trials(study)
+        self._seen = sorted(t.number for t in finished)
+        return finished
+
+    def prune(self, study: optuna.study.Study, trial: FrozenTrial) -> bool:
+        decision = self.decide(study, trial)
+        record = {
+            "trial": trial.number,
+            "step": max(trial.intermediate_values, default=-1),
+            "finished": self._seen,
+            "prune": decision.prune,
+        }
+        with self._log.open("a") as fh:
+            fh.write(json.dumps(record) + "\n")
+        return decision.prune
+
+
+def _worker(path: str, log: str, seed: int) -> None:
+    storage = JournalStorage(JournalFileBackend(path))
+    study = optuna.load_study(
+        study_name="s",
+        storage=storage,
+        pruner=RecordingPruner(Path(log)),
+        sampler=optuna.samplers.RandomSampler(seed=seed),
+    )
+    study.optimize(make_objective(n_reports=15, nan_at=3, pause=0.002), n_trials=4)
+
+
+def test_concurrent_workers_decide_as_a_fresh_pruner_would(tmp_path: Path) -> None:
+    path = str(tmp_path / "journal.log")
+    storage = JournalStorage(JournalFileBackend(path))
+    study = optuna.create_study(study_name="s", storage=storage)
+    # Fast and slow, reaching and plateauing, one diverging (speed < 0.01 reports NaN at 3).
+    for speed, floor in [
+        (0.02, 1.5), (0.05, 1.5), (0.012, 1.5), (0.08, 1.5), (0.03, 2.2), (0.004, 1.5),
+        (0.1, 1.5), (0.06, 1.5), (0.015, 1.5), (0.09, 1.5), (0.04, 1.5), (0.07, 1.6),
+    ]:  # fmt: skip
+        study.enqueue_trial({"speed": speed, "floor": floor})
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_worker, args=(path, str(tmp_path / f"log{k}.jsonl"), k)) for k in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+
+    # Each worker's pruner met finished trials in its own order and cached them as it went.
+    # Replay every decision with one fresh pruner on exactly what that worker saw: the
+    # trial's reports up to that step and the set of finished trials at that moment.
+    study = optuna.load_study(study_name="s", storage=JournalStorage(JournalFileBackend(path)))
+    trials = {t.number: t for t in study.get_trials()}
+    assert len(trials) == 12
+    records = [json.loads(line) for k in range(3) for line in (tmp_path / f"log{k}.jsonl").open()]
+    assert len(records) >= 20
+    assert {True, False} <= {r["prune"] for r in records}
+    assert len({len(r["finished"]) for r in records}) >= 4  # decisions against many sets
+    fresh = TimeToTargetPruner(TARGET)
+    for r in records:
+        trial = copy.deepcopy(trials[r["trial"]])
+        trial.intermediate_values = {s: v for s, v in trial.intermediate_values.items() if s <= r["step"]}
+        finished = [trials[n] for n in r["finished"]]
+        assert all(t.state == TrialState.COMPLETE for t in finished)
+        decision = fresh._decide("s", trial, finished)
+        assert decision.prune == r["prune"], r
+
+
+@pytest.mark.parametrize("bad", [{"margin": -1}, {"level": 1.5}, {"max_cost": 0}])
+def test_invalid_arguments(bad: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        TimeToTargetPruner(TARGET, **bad)  # type: ignore[arg-type]
