@@ -255,6 +255,8 @@ def fit_power(basis: Basis, y: np.ndarray, sigma: float, prior: PriorTerms | Non
         method="trf",
         x_scale="jac",
         max_nfev=60,
+        ftol=1e-6,
+        xtol=1e-6,
         args=(u, v, y, w, pm, pw, lnr1, r2),
     )
     theta = res.x
@@ -318,7 +320,15 @@ def fit_exp(basis: Basis, y: np.ndarray, sigma: float) -> Fit:
         return np.stack([np.ones_like(u), e, -th[1] * u * e], axis=1) * w
 
     res = least_squares(
-        resid, best_x0, jac=jac, bounds=(lower, upper), method="trf", x_scale="jac", max_nfev=60
+        resid,
+        best_x0,
+        jac=jac,
+        bounds=(lower, upper),
+        method="trf",
+        x_scale="jac",
+        max_nfev=60,
+        ftol=1e-6,
+        xtol=1e-6,
     )
     sse = float(np.sum(res.fun**2))
     cov = _covariance(res.jac, y.size, sse, 3)
