@@ -171,11 +171,11 @@ class Recipe(BaseModel):
         weight = torch.nn.Parameter(torch.zeros(1))
         opt = torch.optim.SGD([weight], lr=self.peak_lr)
         sched = self.scheduler(opt)
+        opt.step()  # no gradients: a no-op that keeps torch's step-order check quiet (once suffices)
         lrs = []
         for step in range(self.total_steps):
             lrs.append(opt.param_groups[0]["lr"])
             if step + 1 < self.total_steps:
-                opt.step()  # no gradients: a no-op that keeps torch's step-order check quiet
                 sched.step()
         return tuple(lrs)
 

@@ -153,6 +153,8 @@ class SearchSpace:
     def params_from_recipe(self, recipe: Recipe) -> dict[str, Any]:
         """Optuna parameters that reproduce ``recipe`` (for enqueueing a baseline or a prediction)."""
         data = recipe.to_dict()
+        # A space may search the global batch, from which the recipe derived its accumulation.
+        data.setdefault("global_batch_size", recipe.effective_batch_size)
         out: dict[str, Any] = {}
         for param in self.params:
             value = data.get(param.name)
