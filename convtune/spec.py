@@ -147,7 +147,7 @@ def load_spec(path: str | Path | None = None, **overrides: Any) -> StudySpec:
     else:
         space_where = f"{where}: space"
     SearchSpace.from_dict(raw["space"], where=space_where)  # validate with file-level messages
-    Target.parse(raw["target"], where=f"{where}: target")
+    Target.parse(raw["target"], where="--target" if overrides.get("target") else f"{where}: target")
     raw["base_dir"] = str(base)
     spec = StudySpec.from_dict(raw, where=where)
     spec.search_space  # noqa: B018  (re-validate with world_size applied)

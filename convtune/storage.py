@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from pathlib import Path
 
 import optuna
@@ -63,14 +64,10 @@ def open_storage(
             return JournalStorage(JournalRedisBackend(url))
         if url.startswith("sqlite:///"):
             _ensure_parent(Path(url.removeprefix("sqlite:///")), shown)
-        retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
-        return optuna.storages.RDBStorage(
-            url,
-            heartbeat_interval=heartbeat_interval,
-            grace_period=grace_period,
-            heartbeat_stale_trial_callback=retry if heartbeat_interval else None,
-            engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else None,
-        )
+        with warnings.catch_warnings():
+            # Heartbeats and their retry callback are marked experimental; they are what we rely on.
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return _rdb_storage(url, heartbeat_interval, grace_period, max_retry)
     except StorageError:
         raise
     except ModuleNotFoundError as exc:
@@ -84,6 +81,20 @@ def open_storage(
             where=shown,
             fix="check the URL, that the server is running, and your credentials",
         ) from None
+
+
+def _rdb_storage(
+    url: str, heartbeat_interval: int | None, grace_period: int | None, max_retry: int
+) -> BaseStorage:
+    # Bounded retries: a trial that always kills its worker (e.g. out of memory) must not loop.
+    retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
+    return optuna.storages.RDBStorage(
+        url,
+        heartbeat_interval=heartbeat_interval,
+        grace_period=grace_period,
+        heartbeat_stale_trial_callback=retry if heartbeat_interval else None,
+        engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else None,
+    )
 
 
 def _ensure_parent(path: Path, shown: str) -> None:

@@ -32,7 +32,7 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from convtune import __version__
-from convtune.curves import LRSchedule, forecast_time_to_target, time_to_target
+from convtune.curves import Forecast, LRSchedule, forecast_time_to_target, time_to_target
 from convtune.engine import EngineConfig, Progress, RunResult, default_threads, train
 from convtune.errors import ConvtuneError, StudyError, WorkloadError
 from convtune.recipe import Recipe
@@ -97,7 +97,9 @@ def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optu
         return existing
     study = optuna.create_study(study_name=name, storage=backend, direction="minimize")
     try:
-        study.set_metric_names([f"time_to_target_{cost_unit(spec.cost)}"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names([f"time_to_target_{cost_unit(spec.cost)}"])
         study.set_user_attr(SPEC_ATTR, stored)
         study.set_user_attr("target", spec.target)
         study.set_user_attr("cost", spec.cost)
@@ -200,6 +202,8 @@ class _Reporter:
             self.on_event(TrialEvent("eval", self.trial.number, cost=progress.cost, metric=value))
         if target.is_reached(value):
             return True
+        if progress.cost >= self.spec.max_cost:
+            return False  # the engine ends it with status "budget"
         if self.trial.should_prune():
             self.pruned = True
             return True
@@ -208,12 +212,7 @@ class _Reporter:
 
 def schedule_for(recipe: Recipe, cost_per_step: float) -> LRSchedule:
     """The trial's LR against cost over its whole planned run (what the forecaster needs)."""
-    lrs = recipe.lr_per_step
-    stride = max(1, len(lrs) // _SCHEDULE_POINTS)
-    index = list(range(0, len(lrs), stride))
-    if index[-1] != len(lrs) - 1:
-        index.append(len(lrs) - 1)
-    return LRSchedule(costs=[(i + 1) * cost_per_step for i in index], lrs=[lrs[i] for i in index])
+    return LRSchedule.from_steps(recipe.lr_per_step, cost_per_step, max_points=_SCHEDULE_POINTS)
 
 
 def engine_config(spec: StudySpec, *, local_workers: int = 1) -> EngineConfig:
@@ -298,9 +297,7 @@ class Objective:
             if self.on_event:
                 self.on_event(TrialEvent("done", trial.number, status="failed"))
             raise TrialFailed(describe_error(exc)) from exc
-        value = record_outcome(
-            trial, self.spec, recipe, result, reporter.costs, reporter.values, reporter.pruned
-        )
+        value = record_outcome(trial, self.spec, result, reporter.costs, reporter.values, reporter.pruned)
         if self.on_event:
             self.on_event(
                 TrialEvent("done", trial.number, status=trial.user_attrs.get("status", ""), value=value)
@@ -319,7 +316,6 @@ def describe_error(exc: BaseException) -> str:
 def record_outcome(
     trial: optuna.Trial,
     spec: StudySpec,
-    recipe: Recipe,
     result: RunResult,
     step_costs: list[float],
     values: list[float],
@@ -336,7 +332,7 @@ def record_outcome(
         "samples": result.samples,
         "train_seconds": round(result.seconds, 3),
         "samples_per_second": round(result.samples_per_second, 2),
-        "samples_per_second_per_rank": round(result.samples_per_second / recipe.world_size, 2),
+        "samples_per_second_per_rank": round(result.samples_per_second / spec.world_size, 2),
         "peak_memory_mb": round(result.peak_memory_bytes / 2**20, 1),
         "final_metric": finite[-1] if finite else None,
         "final_gap": final_gap if math.isfinite(final_gap) else None,
@@ -357,14 +353,10 @@ def record_outcome(
     elif result.status == "diverged":
         status, value, infeasible = "diverged", penalty(spec, final_gap), 1.0
         attrs["reason"] = result.reason
+        attrs["extrapolated"] = False
     else:
         status = "stopped" if pruned else "budget"
-        schedule = (
-            LRSchedule.from_dict(trial.user_attrs[SCHEDULE_ATTR])
-            if SCHEDULE_ATTR in trial.user_attrs
-            else None
-        )
-        forecast = forecast_time_to_target(step_costs, values, target, schedule=schedule)
+        forecast, why = _forecast_unreached(trial, spec, step_costs, values)
         attrs.update(forecast.to_attrs())
         estimate = forecast.estimate / scale
         beyond = estimate > (step_costs[-1] / scale if step_costs else 0.0)
@@ -381,6 +373,27 @@ def record_outcome(
         trial.set_user_attr(key, val)
     trial.set_constraint("diverged", infeasible)
     return float(value)
+
+
+def _forecast_unreached(
+    trial: optuna.Trial, spec: StudySpec, step_costs: list[float], values: list[float]
+) -> tuple[Forecast, str]:
+    """The forecast to record on an unreached trial, and why the pruner stopped it (if it did).
+
+    With convtune's pruner this is the very forecast it decided on (prior from finished trials).
+    """
+    from convtune.pruners import TimeToTargetPruner
+
+    pruner = trial.study.pruner
+    if isinstance(pruner, TimeToTargetPruner):
+        frozen = trial.study._storage.get_trial(trial._trial_id)  # as Trial.should_prune does
+        decision = pruner.decide(trial.study, frozen)
+        forecast = decision.forecast or pruner.forecast_trial(trial.study, frozen)
+        return forecast, f"pruned: {decision.reason}"
+    schedule = trial.user_attrs.get(SCHEDULE_ATTR)
+    schedule = LRSchedule.from_dict(schedule) if schedule else None
+    forecast = forecast_time_to_target(step_costs, values, spec.target_spec, schedule=schedule)
+    return forecast, f"pruned by {type(pruner).__name__}"
 
 
 def run_study(

@@ -1,0 +1,33 @@
+# Two commands on a fresh machine with Python 3.11: `make demo` (the main job) and `make test`.
+# Both create or reuse .venv and install what they need: torch==2.13.0 first (a CPU wheel; any
+# other spec may pull a multi-GB CUDA build), then convtune with its test extras.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.convtune-installed
+
+.PHONY: demo test lint bench dashboard clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/convtune study create demo --config studies/charlm.yaml
+	$(BIN)/convtune study run demo --n-trials 8
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check convtune tests benchmarks
+	$(BIN)/ruff format --check convtune tests benchmarks
+
+dashboard: $(STAMP)
+	$(BIN)/convtune dashboard demo
+
+clean:
+	rm -rf $(VENV) studies/*.db studies/artifacts

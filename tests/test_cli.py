@@ -1,0 +1,272 @@
+"""The CLI end to end, as a user types it: create → run → show → best, and every bad input.
+
+Commands run in-process through ``convtune.cli.main`` (the console-script entry point) for speed;
+one test also runs the installed ``convtune`` executable to prove the exit status and that no
+traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from convtune.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+TINY_SPACE = {
+    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
+    "warmup_steps": {"low": 0, "high": 20},
+    "horizon_samples": 8192,
+    "schedule": {"choices": ["cosine", "cyclic"], "cyclic": {"half_period_steps": {"low": 10, "high": 40}}},
+    "micro_batch_size": {"choices": [16, 32]},
+    "optimizer": {"choices": ["adamw", "sgd"], "adamw": {"weight_decay": {"low": 0.0, "high": 0.1}}},
+    "precision": "fp32",
+}
+TINY_SPEC = {
+    "workload": "digits",
+    "space": "space.yaml",
+    "target": "accuracy>=0.9",
+    "cost": "samples",
+    "max_cost": 8192,
+    "eval_every": {"samples": 1024},
+    "pruner": "none",
+    "seed": 0,
+}
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run ``convtune ARGS`` in-process; return (exit status, stdout, stderr)."""
+    argv = sys.argv
+    sys.argv = ["convtune", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary project directory holding a tiny spec and space; the CWD for the test."""
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(TINY_SPACE))
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(TINY_SPEC))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
+    return tmp_path
+
+
+def test_create_run_show_best(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "study", "create", "tiny", "--config", "tiny.yaml")
+    assert code == 0, err
+    assert (project / "studies" / "convtune.db").is_file()  # the embedded default
+
+    code, out, err = cli(capsys, "study", "run", "tiny", "--n-trials", "3")
+    assert code == 0, err
+    assert "optuna-dashboard sqlite:///studies/convtune.db" in out
+
+    code, out, _ = cli(capsys, "study", "show", "tiny")
+    assert code == 0
+    for number in ("0", "1", "2"):
+        assert f"│ {number} " in out
+
+    code, out, _ = cli(capsys, "study", "best", "tiny", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["study"] == "tiny" and report["n_trials"] == 3
+    assert report["target"] == "accuracy>=0.9" and report["cost_unit"] == "samples"
+    if report["measured"] is not None:
+        measured = report["measured"]
+        assert measured["status"] == "reached"
+        assert 0 < measured["time_to_target"] <= TINY_SPEC["max_cost"]
+        assert measured["recipe"]["effective_batch_size"] == measured["recipe"]["micro_batch_size"]
+
+    code, out, _ = cli(capsys, "study", "list")
+    assert code == 0 and "tiny" in out
+
+
+def test_create_is_idempotent_but_refuses_a_changed_spec(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "study", "create", "s", "--config", "tiny.yaml")[0] == 0
+    assert cli(capsys, "study", "create", "s", "--config", "tiny.yaml")[0] == 0
+    code, _, err = cli(capsys, "study", "create", "s", "--config", "tiny.yaml", "--target", "accuracy>=0.8")
+    assert code == 2
+    assert "exists with a different spec" in err and "target" in err
+
+
+def test_stored_spec_is_self_contained(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Editing or deleting the YAML files after create cannot change the study."""
+    assert cli(capsys, "study", "create", "frozen", "--config", "tiny.yaml")[0] == 0
+    (project / "space.yaml").write_text("peak_lr: {low: 5, high: 1}\n")
+    (project / "tiny.yaml").unlink()
+    code, _, err = cli(capsys, "study", "run", "frozen", "--n-trials", "1")
+    assert code == 0, err
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return path.name
+
+
+BAD_INPUTS = {
+    # name: (files to write {name: text}, CLI args, words the one-line error must contain)
+    "malformed yaml": (
+        {"bad.yaml": "workload: digits\ntarget: [unclosed\n"},
+        ["--config", "bad.yaml"],
+        ["bad.yaml", "malformed YAML", "line"],
+    ),
+    "unknown spec key": (
+        {"bad.yaml": "workload: digits\ntarget: accuracy>=0.9\nspace: space.yaml\nmax_cots: 5\n"},
+        ["--config", "bad.yaml"],
+        ["bad.yaml", "max_cots", "unknown key"],
+    ),
+    "unknown space key": (
+        {"bad.yaml": "learning_rate: 0.1\n"},
+        ["--workload", "digits", "--target", "accuracy>=0.9", "--space", "bad.yaml"],
+        ["bad.yaml", "learning_rate", "unknown parameter"],
+    ),
+    "low > high": (
+        {"bad.yaml": "peak_lr: {low: 0.1, high: 0.01}\n"},
+        ["--workload", "digits", "--target", "accuracy>=0.9", "--space", "bad.yaml"],
+        ["bad.yaml", "peak_lr", "low (0.1) > high (0.01)", "swap"],
+    ),
+    "log with low <= 0": (
+        {"bad.yaml": "peak_lr: {low: 0.0, high: 0.01, log: true}\n"},
+        ["--workload", "digits", "--target", "accuracy>=0.9", "--space", "bad.yaml"],
+        ["bad.yaml", "peak_lr", "log scale needs low > 0"],
+    ),
+    "unknown optimizer": (
+        {"bad.yaml": "optimizer: {choices: [adamw, adam]}\n"},
+        ["--workload", "digits", "--target", "accuracy>=0.9", "--space", "bad.yaml"],
+        ["bad.yaml", "optimizer", "unknown optimizer 'adam'", "adamw"],
+    ),
+    "unknown schedule": (
+        {"bad.yaml": "schedule: cosine_restarts\n"},
+        ["--workload", "digits", "--target", "accuracy>=0.9", "--space", "bad.yaml"],
+        ["bad.yaml", "schedule", "cosine_restarts"],
+    ),
+    "unknown conditional parameter": (
+        {"bad.yaml": "optimizer: {choices: [sgd], sgd: {beta2: 0.9}}\n"},
+        ["--workload", "digits", "--target", "accuracy>=0.9", "--space", "bad.yaml"],
+        ["bad.yaml", "sgd", "beta2"],
+    ),
+    "unknown workload": (
+        {},
+        ["--workload", "imagenet", "--target", "accuracy>=0.9", "--space", "space.yaml"],
+        ["workload", "imagenet", "charlm"],
+    ),
+    "missing workload file": (
+        {},
+        ["--workload", "nowhere.py:make", "--target", "accuracy>=0.9", "--space", "space.yaml"],
+        ["workload", "nowhere.py", "does not exist"],
+    ),
+    "missing factory": (
+        {"wl.py": "X = 1\n"},
+        ["--workload", "wl.py:make", "--target", "accuracy>=0.9", "--space", "space.yaml"],
+        ["workload", "make"],
+    ),
+    "malformed target": (
+        {},
+        ["--workload", "digits", "--target", "accuracy=>0.9", "--space", "space.yaml"],
+        ["target", "malformed target", "op"],
+    ),
+    "unopenable storage": (
+        {},
+        ["--config", "tiny.yaml", "--storage", "postgresql://nobody@127.0.0.1:1/none"],
+        ["postgresql://nobody@127.0.0.1:1/none", "cannot open storage"],
+    ),
+    "unwritable sqlite location": (
+        {},
+        ["--config", "tiny.yaml", "--storage", "sqlite:////proc/convtune/x.db"],
+        ["sqlite:////proc/convtune/x.db"],
+    ),
+    "global batch does not divide": (
+        {"bad.yaml": "micro_batch_size: {choices: [16, 48]}\nglobal_batch_size: 64\n"},
+        ["--workload", "digits", "--target", "accuracy>=0.9", "--space", "bad.yaml"],
+        ["bad.yaml", "global_batch_size", "not a multiple"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_one_line_exit_2_nothing_written(
+    case: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files, args, words = BAD_INPUTS[case]
+    for name, text in files.items():
+        (project / name).write_text(text)
+    code, out, err = cli(capsys, "study", "create", "bad", *args)
+    assert code == 2, (out, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("convtune: error: ")
+    assert "Traceback" not in err + out
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert not (project / "studies" / "convtune.db").exists(), "a rejected create must write nothing"
+
+
+def test_missing_study_and_raising_factory(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(capsys, "study", "run", "ghost", "--n-trials", "1")
+    assert code == 2 and "no study named 'ghost'" in err and len(err.strip().splitlines()) == 1
+
+    (project / "wl.py").write_text(
+        "def make():\n    raise RuntimeError('dataset missing: run prepare.py first')\n"
+    )
+    assert (
+        cli(capsys, "study", "create", "raises", "--config", "tiny.yaml", "--workload", "wl.py:make")[0] == 0
+    )
+    code, _, err = cli(capsys, "study", "run", "raises", "--n-trials", "1")
+    assert code == 2
+    assert "dataset missing: run prepare.py first" in err and "Traceback" not in err
+    import optuna
+
+    study = optuna.load_study(study_name="raises", storage="sqlite:///studies/convtune.db")
+    assert study.trials == [], "a workload that cannot be built must not leave failed trials behind"
+
+
+def test_executable_exits_2_without_traceback(project: Path) -> None:
+    exe = shutil.which("convtune") or str(Path(sys.executable).parent / "convtune")
+    result = subprocess.run(
+        [
+            exe,
+            "study",
+            "create",
+            "x",
+            "--workload",
+            "digits",
+            "--target",
+            "accuracy>=",
+            "--space",
+            "space.yaml",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().startswith("convtune: error: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_help_explains_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "study", "--help")
+    assert code == 0
+    for command in ("create", "run", "show", "best", "list"):
+        assert command in out
+    code, out, _ = cli(capsys, "study", "run", "--help")
+    assert code == 0 and "--n-trials" in out and "--storage" in out

@@ -1,0 +1,145 @@
+"""Studies through the library API: the outcome table, ranking, and the real storages."""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from convtune.spec import StudySpec, load_spec
+from convtune.study import create_study, measured_best, open_study, penalty, run_study
+
+SPACE = {
+    "peak_lr": {"choices": [1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3, 1.0e-2, 3.0e-2, 1.0e5]},
+    "horizon_samples": 8192,
+    "schedule": "constant",
+    "micro_batch_size": 32,
+    "optimizer": {"choices": ["sgd"], "sgd": {"momentum": 0.9, "nesterov": True}},
+}
+
+
+def tiny_spec(**overrides: object) -> StudySpec:
+    data = {
+        "workload": "digits",
+        "space": SPACE,
+        "target": "accuracy>=0.93",
+        "cost": "samples",
+        "max_cost": 6144,
+        "eval_every": {"samples": 1024},
+        "pruner": "none",
+        "seed": 0,
+    }
+    data.update(overrides)
+    return StudySpec.from_dict(data)
+
+
+def test_reached_trials_rank_above_unreached_and_unreached_by_gap(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'rank.db'}"
+    spec = tiny_spec()
+    study = create_study("rank", spec, url)
+    for lr in SPACE["peak_lr"]["choices"]:
+        study.enqueue_trial({"peak_lr": lr})
+    run_study("rank", n_trials=len(SPACE["peak_lr"]["choices"]), storage=url)
+
+    study, _ = open_study("rank", url)
+    trials = study.get_trials(states=(TrialState.COMPLETE,))
+    statuses = {t.user_attrs["status"] for t in trials}
+    assert "reached" in statuses and statuses - {"reached"}, f"need a mix, got {statuses}"
+    assert any(t.user_attrs["status"] == "diverged" for t in trials), "lr=1e5 must diverge"
+
+    ranked = sorted(trials, key=lambda t: t.value)
+    seen_unreached = False
+    for trial in ranked:
+        if trial.user_attrs["status"] == "reached":
+            assert not seen_unreached, "a reached trial ranked below an unreached one"
+            assert trial.value == pytest.approx(trial.user_attrs["time_to_target"])
+            assert trial.value <= spec.max_cost
+        else:
+            seen_unreached = True
+            assert trial.user_attrs["extrapolated"] is (trial.user_attrs["status"] != "diverged")
+
+    penalised = [t for t in trials if t.value >= penalty(spec, 0.0)]
+    by_value = sorted(penalised, key=lambda t: t.value)
+    gaps = [
+        t.user_attrs["final_gap"] if t.user_attrs["final_gap"] is not None else math.inf for t in by_value
+    ]
+    assert gaps == sorted(gaps), "penalised trials must rank by their final gap to the target"
+
+    diverged = [t for t in trials if t.user_attrs["status"] == "diverged"]
+    for trial in diverged:
+        assert (
+            trial.system_attrs.get("constraints") == [1.0]
+            or trial.system_attrs.get("constraints", [1.0])[0] > 0
+        )
+    best = measured_best(study)
+    assert best is not None and best.user_attrs["status"] == "reached"
+    assert best.value == min(t.value for t in trials if t.user_attrs["status"] == "reached")
+
+
+def test_trial_attributes_describe_the_run(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'attrs.db'}"
+    create_study("attrs", tiny_spec(), url).enqueue_trial({"peak_lr": 3.0e-2})
+    study = run_study("attrs", n_trials=1, storage=url)
+    trial = study.trials[0]
+    attrs = trial.user_attrs
+    assert attrs["effective_batch_size"] == 32
+    assert attrs["total_steps"] == 8192 // 32
+    assert attrs["recipe"]["peak_lr"] == pytest.approx(3.0e-2)
+    assert attrs["samples_per_second"] > 0
+    assert attrs["curve"]["samples"] == sorted(attrs["curve"]["samples"])
+    # learning curves against cost: one report per evaluation, step = samples
+    assert list(trial.intermediate_values) == attrs["curve"]["samples"][: len(trial.intermediate_values)]
+    assert "lr_schedule" in attrs
+
+
+def test_spec_file_paths_are_relative_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "spaces").mkdir()
+    (tmp_path / "spaces" / "s.yaml").write_text(
+        "peak_lr: 0.01\nhorizon_samples: 4096\nmicro_batch_size: 16\n"
+    )
+    (tmp_path / "study.yaml").write_text("workload: digits\nspace: spaces/s.yaml\ntarget: accuracy>=0.9\n")
+    spec = load_spec(tmp_path / "study.yaml", cost="samples")
+    assert spec.space["peak_lr"] == 0.01 and spec.cost == "samples"
+
+
+def _postgres_url() -> str | None:
+    url = os.environ.get("CONVTUNE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+    try:
+        import sqlalchemy
+
+        sqlalchemy.create_engine(url).connect().close()
+    except Exception as exc:  # noqa: BLE001
+        if os.environ.get("CONVTUNE_REQUIRE_SERVICES"):
+            pytest.fail(f"PostgreSQL required in CI but unreachable at {url}: {exc}")
+        pytest.skip(f"no PostgreSQL at {url} ({type(exc).__name__}); set CONVTUNE_TEST_POSTGRES")
+    return url
+
+
+def test_postgres_smoke() -> None:
+    url = _postgres_url()
+    name = f"smoke-{uuid.uuid4().hex[:8]}"
+    try:
+        create_study(name, tiny_spec(), url).enqueue_trial({"peak_lr": 3.0e-2})
+        run_study(name, n_trials=2, storage=url)
+        study, spec = open_study(name, url)
+        assert len(study.trials) == 2
+        assert all(t.state == TrialState.COMPLETE for t in study.trials)
+        assert spec.target == "accuracy>=0.93"
+    finally:
+        try:
+            optuna.delete_study(study_name=name, storage=url)
+        except KeyError:
+            pass
+
+
+def test_journal_storage(tmp_path: Path) -> None:
+    url = f"journal://{tmp_path / 'journal.log'}"
+    create_study("j", tiny_spec(), url)
+    run_study("j", n_trials=1, storage=url)
+    study, _ = open_study("j", url)
+    assert len(study.trials) == 1 and study.trials[0].state == TrialState.COMPLETE
