@@ -43,6 +43,9 @@ class EngineConfig:
     threads: int | None = None
     max_skipped_steps: int = 8
     device: str | None = None
+    # Synchronise gradients on every micro-step instead of only the last (reference for tests and
+    # benchmarks of no_sync accumulation; slower, same result within float tolerance).
+    sync_every_micro_step: bool = False
 
 
 @dataclass
@@ -74,10 +77,30 @@ class RunResult:
     samples: int = 0
     seconds: float = 0.0
     peak_memory_bytes: int = 0
+    world_size: int = 1
+    backend: str = "none"
+    # One entry per rank (rank order): each rank's own samples/s and peak memory.
+    rank_samples_per_second: list[float] = field(default_factory=list)
+    rank_peak_memory_bytes: list[int] = field(default_factory=list)
+    # Shares of training time: waiting for the next batch, and exposed gradient communication
+    # (DDP's sampled backward comm time minus its overlap with compute); None where unmeasured.
+    data_wait_share: float | None = None
+    comm_share: float | None = None
 
     @property
     def samples_per_second(self) -> float:
         return self.samples / self.seconds if self.seconds > 0 else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        """Plain data for sending between processes (the records travel separately)."""
+        data = asdict(self)
+        data.pop("history")
+        return data
+
+    @classmethod
+    def from_summary(cls, data: dict[str, Any], history: list[Progress]) -> RunResult:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "history"}
+        return cls(history=list(history), **known)
 
 
 def default_threads(ranks: int = 1, local_workers: int = 1) -> int:
@@ -96,11 +119,38 @@ def _distributed() -> tuple[int, int]:
     return 0, 1
 
 
+def _reset_peak_memory(device: torch.device) -> None:
+    """Start this run's peak afresh: warm ranks run many trials in one process."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+        return
+    with contextlib.suppress(OSError):  # Linux: "5" resets the peak resident set (VmHWM)
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+
+
 def _peak_memory(device: torch.device) -> int:
     if device.type == "cuda":
         return int(torch.cuda.max_memory_allocated(device))
-    # ru_maxrss is in KiB on Linux: the process's peak resident set.
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    # ru_maxrss is in KiB on Linux: the process's peak resident set (never reset).
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def _exposed_comm_seconds(ddp: torch.nn.Module) -> float | None:
+    """DDP's sampled per-iteration backward communication not hidden behind compute."""
+    try:
+        data = ddp._get_ddp_logging_data()  # type: ignore[operator]
+    except Exception:  # private API: measure where it exists, never fail a run over it
+        return None
+    comm = data.get("avg_backward_comm_time")
+    if not comm:
+        return None
+    return max(0.0, (comm - data.get("avg_backward_compute_comm_overlap_time", 0)) / 1e9)
 
 
 def train(
@@ -126,6 +176,7 @@ def train(
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
         torch.cuda.set_device(device)
     torch.manual_seed(config.seed)  # same initial weights on every rank
+    _reset_peak_memory(device)
 
     model = workload.build_model().to(device)
     trained = model
@@ -147,6 +198,7 @@ def train(
     result = RunResult()
     step = samples = skipped_in_row = skipped_total = 0
     train_clock = 0.0  # seconds spent training; evaluation and setup are off the clock
+    data_clock = 0.0  # of which waiting for the next batch
     next_eval = config.eval_every
     loss_sum = torch.zeros((), device=device)
     loss_count = 0
@@ -161,8 +213,11 @@ def train(
         model.train()
         step_loss = torch.zeros((), device=device)
         for micro_step in range(recipe.grad_accum_steps):
+            fetch_started = time.perf_counter()
             batch = next(batches)
-            last = micro_step == recipe.grad_accum_steps - 1
+            data_clock += time.perf_counter() - fetch_started
+            # Under DDP, all-reduce only on the last micro-step; the others accumulate locally.
+            last = micro_step == recipe.grad_accum_steps - 1 or config.sync_every_micro_step
             sync = contextlib.nullcontext() if last or world_size == 1 else trained.no_sync()
             with sync:
                 with autocast:
@@ -199,14 +254,15 @@ def train(
                 diverged = f"loss scale fell below 1 at step {step}"
             elif skipped_in_row >= config.max_skipped_steps:
                 diverged = f"{skipped_in_row} fp16 steps skipped in a row at step {step}"
-        if world_size > 1:
-            flag = torch.tensor([1.0 if diverged else 0.0], device=device)
-            dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-            if flag.item() and not diverged:
-                diverged = "another rank diverged"
-
         progress_due = (samples if config.eval_unit == "samples" else step) >= next_eval
         over_budget = cost_now() >= config.max_cost
+        if world_size > 1:
+            # Each rank has its own clock and loss: agree on both flags so all ranks stop together.
+            flags = torch.tensor([1.0 if diverged else 0.0, 1.0 if over_budget else 0.0], device=device)
+            dist.all_reduce(flags, op=dist.ReduceOp.MAX)
+            if flags[0].item() and not diverged:
+                diverged = "another rank diverged"
+            over_budget = bool(flags[1].item())
         if progress_due or diverged or over_budget:
             while (samples if config.eval_unit == "samples" else step) >= next_eval:
                 next_eval += config.eval_every
@@ -238,6 +294,20 @@ def train(
 
     result.steps, result.samples, result.seconds = step, samples, train_clock
     result.peak_memory_bytes = _peak_memory(device)
+    result.world_size = world_size
+    result.backend = dist.get_backend() if world_size > 1 else "none"
+    result.data_wait_share = data_clock / train_clock if train_clock > 0 else None
+    comm = _exposed_comm_seconds(trained) if world_size > 1 else None
+    result.comm_share = min(1.0, comm * step / train_clock) if comm is not None and train_clock > 0 else None
+    mine = (samples / world_size / train_clock if train_clock > 0 else 0.0, result.peak_memory_bytes)
+    if world_size > 1:
+        every: list[Any] = [None] * world_size
+        dist.all_gather_object(every, mine)
+    else:
+        every = [mine]
+    result.rank_samples_per_second = [round(float(s), 2) for s, _ in every]
+    result.rank_peak_memory_bytes = [int(m) for _, m in every]
+    result.peak_memory_bytes = max(result.rank_peak_memory_bytes)
     return result
 
 

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -39,6 +39,9 @@ from convtune.recipe import Recipe
 from convtune.spec import StudySpec
 from convtune.storage import open_storage, redact, resolve_storage_url
 from convtune.workloads import Workload, build_workload
+
+if TYPE_CHECKING:
+    from convtune.launcher import LaunchOptions
 
 SPEC_ATTR = "convtune_spec"
 SCHEDULE_ATTR = "lr_schedule"
@@ -307,6 +310,8 @@ class Objective:
 
 def describe_error(exc: BaseException) -> str:
     """First line of the error and where it was raised (file:line in function)."""
+    if isinstance(getattr(exc, "description", None), str):  # a rank's own error, described there
+        return exc.description  # type: ignore[attr-defined]
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
     first = str(exc).splitlines()[0] if str(exc) else ""
@@ -334,6 +339,11 @@ def record_outcome(
         "samples_per_second": round(result.samples_per_second, 2),
         "samples_per_second_per_rank": round(result.samples_per_second / spec.world_size, 2),
         "peak_memory_mb": round(result.peak_memory_bytes / 2**20, 1),
+        "backend": result.backend,
+        "rank_samples_per_second": result.rank_samples_per_second,
+        "rank_peak_memory_mb": [round(m / 2**20, 1) for m in result.rank_peak_memory_bytes],
+        "data_wait_share": None if result.data_wait_share is None else round(result.data_wait_share, 4),
+        "comm_share": None if result.comm_share is None else round(result.comm_share, 4),
         "final_metric": finite[-1] if finite else None,
         "final_gap": final_gap if math.isfinite(final_gap) else None,
         "curve": {
@@ -403,20 +413,51 @@ def run_study(
     timeout: float | None = None,
     storage: str | None = None,
     on_event: Callable[[TrialEvent], None] | None = None,
+    world_size: int | None = None,
+    executor: str = "auto",
+    launch: LaunchOptions | None = None,
+    local_workers: int = 1,
 ) -> optuna.Study:
-    """Run trials of study ``name`` inside ``study.optimize()`` (heartbeats and retries need it)."""
+    """Run trials of study ``name`` inside ``study.optimize()`` (heartbeats and retries need it).
+
+    ``world_size`` overrides the spec's ranks per trial. ``executor``: ``auto`` trains one-rank
+    Workload trials in this process (no launch, no channel: measured cheaper, same result) and
+    everything else (more ranks, nodes, scripts, commands) in torchrun-launched warm ranks;
+    ``elastic`` always launches; ``inprocess`` never does. ``launch`` sets rendezvous options and
+    the collective timeout; ``local_workers`` is how many tuning processes share this machine.
+    """
+    from convtune.launcher import ElasticExecutor, LaunchOptions
+
     study, spec = open_study(name, storage)
+    if world_size is not None and world_size != spec.world_size:
+        spec = spec.model_copy(update={"world_size": world_size})
+        spec.search_space  # noqa: B018  (re-validate: a batch must still divide over the ranks)
     study.sampler = make_sampler(spec)
     study.pruner = make_pruner(spec)
-    executor = InProcessExecutor(spec)
-    executor.workload  # noqa: B018  (a workload that cannot be built is the user's error: fail before any trial)
-    objective = Objective(spec, executor=executor, on_event=on_event)
+    launch = launch or LaunchOptions(local_workers=local_workers)
+    in_process = (
+        isinstance(spec.workload, str)
+        and spec.world_size == 1
+        and launch.nnodes == 1
+        and executor != "elastic"
+    ) or executor == "inprocess"
+    chosen: Executor
+    if in_process:
+        chosen = InProcessExecutor(spec)
+        chosen.workload  # noqa: B018  (a workload that cannot be built is the user's error: fail before any trial)
+    else:
+        if isinstance(spec.workload, str):
+            from convtune.workloads import resolve_factory
+
+            resolve_factory(spec.workload, base_dir=Path(spec.base_dir))
+        chosen = ElasticExecutor(spec, launch)
+    objective = Objective(spec, executor=chosen, on_event=on_event, local_workers=local_workers)
     try:
         study.optimize(
             objective, n_trials=n_trials, timeout=timeout, catch=(TrialFailed,), gc_after_trial=True
         )
     finally:
-        executor.close()
+        chosen.close()
     return study
 
 
