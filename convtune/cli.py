@@ -43,6 +43,20 @@ StorageOpt = Annotated[
 ]
 
 
+NNodesOpt = Annotated[int, typer.Option("--nnodes", help="Nodes per trial (torchrun rendezvous).")]
+RdzvEndpointOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rdzv-endpoint", help="HOST:PORT of the node running `study run`; its channel listens on PORT+1."
+    ),
+]
+RdzvIdOpt = Annotated[str, typer.Option("--rdzv-id", help="Rendezvous id, the same on every node.")]
+CollectiveTimeoutOpt = Annotated[
+    float,
+    typer.Option("--collective-timeout", help="Seconds before a rank stuck in a collective fails the trial."),
+]
+
+
 def _fmt(value: Any, digits: int = 4) -> str:
     if value is None:
         return "–"
@@ -118,9 +132,31 @@ def study_run(
         float | None, typer.Option(help="Stop starting trials after this many seconds.")
     ] = None,
     storage: StorageOpt = None,
+    world_size: Annotated[
+        int | None, typer.Option("--world-size", help="Ranks per trial (overrides the spec).")
+    ] = None,
+    nnodes: NNodesOpt = 1,
+    rdzv_endpoint: RdzvEndpointOpt = None,
+    rdzv_id: RdzvIdOpt = "convtune",
+    collective_timeout: CollectiveTimeoutOpt = 600.0,
+    local_workers: Annotated[
+        int, typer.Option("--local-workers", help="Tuning processes sharing this machine (sets threads).")
+    ] = 1,
+    executor: Annotated[
+        str, typer.Option(help="auto (in-process for 1-rank workloads), elastic or inprocess.")
+    ] = "auto",
 ) -> None:
     """Run trials: real training, pruned as soon as a trial cannot beat the best so far."""
+    from convtune.launcher import LaunchOptions
     from convtune.study import TrialEvent, open_study, run_study
+
+    launch = LaunchOptions(
+        nnodes=nnodes,
+        rdzv_endpoint=rdzv_endpoint,
+        rdzv_id=rdzv_id,
+        collective_timeout=collective_timeout,
+        local_workers=local_workers,
+    )
 
     _, spec = open_study(name, storage)
     unit = "samples" if spec.cost == "samples" else "s"
@@ -158,9 +194,51 @@ def study_run(
             progress.update(trials_task, advance=1, info=info)
             progress.reset(current, total=cap, visible=False)
 
-        study = run_study(name, n_trials=n_trials, timeout=timeout, storage=storage, on_event=on_event)
+        study = run_study(
+            name,
+            n_trials=n_trials,
+            timeout=timeout,
+            storage=storage,
+            on_event=on_event,
+            world_size=world_size,
+            executor=executor,
+            launch=launch,
+            local_workers=local_workers,
+        )
     _print_trials(study, spec)
     _print_best(study, spec, storage)
+
+
+@study_app.command("follow")
+def study_follow(
+    name: Annotated[str, typer.Argument(help="Study whose trials this node takes part in.")],
+    rdzv_endpoint: RdzvEndpointOpt = None,
+    nnodes: NNodesOpt = 2,
+    rdzv_id: RdzvIdOpt = "convtune",
+    storage: StorageOpt = None,
+    world_size: Annotated[
+        int | None, typer.Option("--world-size", help="Ranks per trial, as given to `study run`.")
+    ] = None,
+    collective_timeout: CollectiveTimeoutOpt = 600.0,
+) -> None:
+    """Lend this node's ranks to a multi-node study run by another node (same rendezvous options).
+
+    Relaunches its ranks after a failed trial, as the study's node does; returns when that node
+    finishes the study.
+    """
+    from convtune.launcher import LaunchOptions, follow
+    from convtune.study import open_study
+
+    _, spec = open_study(name, storage)
+    options = LaunchOptions(
+        nnodes=nnodes, rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id, collective_timeout=collective_timeout
+    )
+    launches = follow(
+        world_size or spec.world_size,
+        options,
+        on_launch=lambda n: err_console.print(f"follow: launch {n} joining {rdzv_endpoint}"),
+    )
+    console.print(f"study {name}: the study's node closed the trials after {launches} launch(es)")
 
 
 def _print_trials(study: Any, spec: Any) -> None:

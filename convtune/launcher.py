@@ -36,6 +36,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -333,6 +334,7 @@ class ElasticExecutor:
         report_seconds = 0.0
         index = 0
         failures: list[_Failure] = []
+        reported: set[int] = set()  # connections that sent an error (their end is no news)
         rank_of = {conn: rank for rank, conn in launch.ranks.items()}
         while True:
             event = self.server.get(timeout=0.1)
@@ -347,6 +349,8 @@ class ElasticExecutor:
             msg = event.message
             if msg is None:
                 self._live_conns.discard(event.conn)
+                if event.conn in reported:
+                    continue
                 failures.append(
                     _Failure(
                         event.time,
@@ -359,6 +363,7 @@ class ElasticExecutor:
                 continue
             kind = msg["type"]
             if kind == "error":
+                reported.add(event.conn)
                 failures.append(_Failure(float(msg.get("time", event.time)), str(msg["error"])))
             elif kind == "progress" and not failures:
                 record = Progress(**msg["record"])
@@ -385,7 +390,7 @@ class ElasticExecutor:
                 }
                 return result
         self._stop_launch(graceful=False)
-        raise RankFailed(_first_cause(failures))
+        raise RankFailed(_with_exit_code(_first_cause(failures), launch.log))
 
     def _stop_launch(self, *, graceful: bool) -> None:
         launch, self._launch = self._launch, None
@@ -572,18 +577,37 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _first_cause(failures: list[_Failure]) -> str:
-    """The error that came first; a rank's own report beats a connection that merely ended.
+# Errors a rank raises only because another rank is gone (its half of a collective broke).
+_CONSEQUENCES = ("connection reset by peer", "connection closed by peer", "broken pipe", "remote worker")
 
-    Ranks that fail *because* another died (a broken collective) report later than the cause.
+
+def _first_cause(failures: list[_Failure]) -> str:
+    """The failure that caused the others.
+
+    A rank's own error beats everything; a rank that vanished without a report (killed) beats the
+    errors its peers raised because their collective broke; otherwise the earliest report wins
+    (a collective timeout, when a rank hangs).
     """
     reports = [f for f in failures if not f.exited]
-    chosen = min(reports or failures, key=lambda f: f.time)
-    if reports:
-        died = [f for f in failures if f.exited and f.time < chosen.time - 0.05]
-        if died:  # a rank vanished before anyone raised: it is the cause (e.g. SIGKILL)
-            chosen = min(died, key=lambda f: f.time)
+    primary = [f for f in reports if not any(c in f.description.lower() for c in _CONSEQUENCES)]
+    silent = [f for f in failures if f.exited]
+    chosen = min(primary or silent or reports, key=lambda f: f.time)
     return chosen.description
+
+
+def _with_exit_code(description: str, log: Path) -> str:
+    """Add what torchrun saw of a rank that vanished (``exitcode: -9`` is a SIGKILL)."""
+    match = re.match(r"rank (\d+) exited without", description)
+    if not match:
+        return description
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return description
+    found = re.search(rf"rank\s*:\s*{match.group(1)}\b.*?exitcode\s*:\s*(-?\d+)", text, re.S)
+    if found:
+        description += f"; torchrun: {_describe_exit(int(found.group(1)))}"
+    return description
 
 
 def _describe_exit(code: int | None) -> str:

@@ -1,0 +1,199 @@
+"""The launcher: warm ranks across trials, stop decisions, faults, and two nodes over loopback.
+
+Rank processes carry a per-test environment token; after a test, no process with it may remain
+(orphans are re-parented away from the test, so all of /proc is scanned). Timing bounds are loose.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from convtune.engine import EngineConfig
+from convtune.launcher import ElasticExecutor, LaunchOptions
+from convtune.recipe import Recipe
+from convtune.spec import StudySpec
+from convtune.study import create_study, run_study
+
+WORKLOAD = f"{Path(__file__).parent / '_launcher_workloads.py'}:Linear"
+RECIPE = Recipe(
+    peak_lr=0.05, horizon_samples=10_000, schedule="constant", micro_batch_size=8, world_size=2, optimizer="sgd"
+)
+CONFIG = EngineConfig(eval_every=2, eval_unit="steps", cost="samples", max_cost=40 * 16, seed=1)
+SPACE = {
+    "peak_lr": 0.05,
+    "horizon_samples": 10_000,
+    "schedule": "constant",
+    "micro_batch_size": 8,
+    "optimizer": {"choices": ["sgd"], "sgd": {"momentum": 0.9, "nesterov": True}},
+}
+
+
+@pytest.fixture
+def token(monkeypatch):
+    """Tag every process the test starts; yield a function listing those still alive."""
+    value = uuid.uuid4().hex
+    monkeypatch.setenv("CONVTUNE_TEST_TOKEN", value)
+    needle = f"CONVTUNE_TEST_TOKEN={value}".encode()
+
+    def alive() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if needle in f.read():
+                        with open(f"/proc/{entry}/stat") as s:
+                            if s.read().rsplit(")", 1)[1].split()[0] != "Z":
+                                found.append(int(entry))
+            except OSError:
+                continue
+        return found
+
+    yield alive
+    assert _eventually(lambda: not alive()), f"processes left behind: {alive()}"
+
+
+def _eventually(check, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+def spec(**args) -> StudySpec:
+    return StudySpec(
+        workload=WORKLOAD,
+        workload_args=args,
+        space=SPACE,
+        target="val_loss<=0.0",
+        cost="samples",
+        max_cost=12 * 16,
+        eval_every={"steps": 2},
+        pruner="none",
+        world_size=2,
+    )
+
+
+def test_stop_reaches_every_rank_within_one_evaluation_and_nothing_remains(tmp_path, token):
+    log = tmp_path / "steps.log"
+    started = time.monotonic()
+    executor = ElasticExecutor(spec(log=str(log)), LaunchOptions(collective_timeout=15))
+    decided_at: list[int] = []
+
+    def on_eval(progress) -> bool:
+        if progress.step >= 6:
+            decided_at.append(progress.step)
+            return True
+        return False
+
+    result = executor.run(RECIPE, CONFIG, on_eval)
+    assert result.status == "stopped" and decided_at == [6]
+    steps = {}
+    for line in log.read_text().split("\n"):
+        if line:
+            rank, _, step = line.split()
+            steps[int(rank)] = max(steps.get(int(rank), 0), int(step))
+    assert set(steps) == {0, 1}
+    assert max(steps.values()) <= decided_at[0] + CONFIG.eval_every
+    assert len(token()) >= 3  # torchrun and its two ranks, warm for the next trial
+    executor.close()
+    assert _eventually(lambda: not token()), "ranks outlived close()"
+    assert time.monotonic() - started < 90
+
+
+def test_second_trial_runs_on_warm_ranks_and_equals_a_cold_run(token):
+    with ElasticExecutor(spec(), LaunchOptions(collective_timeout=15)) as warm:
+        first = warm.run(RECIPE, CONFIG, lambda p: False)
+        second = warm.run(RECIPE, CONFIG, lambda p: False)
+        assert warm.launches == 1 and warm.last_timing["launch"] == 0.0
+    with ElasticExecutor(spec(), LaunchOptions(collective_timeout=15)) as cold:
+        reference = cold.run(RECIPE, CONFIG, lambda p: False)
+    assert [p.metrics for p in second.history] == [p.metrics for p in reference.history]
+    assert [p.metrics for p in first.history] == [p.metrics for p in reference.history]
+
+
+def _study(tmp_path: Path, **args) -> str:
+    storage = f"journal:///{tmp_path / 'study.log'}"
+    create_study("s", spec(**args), storage)
+    return storage
+
+
+@pytest.mark.parametrize("fault", ["kill", "raise"])
+def test_a_failing_rank_fails_its_trial_and_the_next_trial_runs(tmp_path, token, fault):
+    marker = tmp_path / "marker"
+    storage = _study(tmp_path, fault=fault, fault_rank=1, fault_step=3, marker=str(marker))
+    study = run_study("s", n_trials=2, storage=storage, launch=LaunchOptions(collective_timeout=15))
+    first, second = study.get_trials(deepcopy=False)
+    assert marker.exists()
+    assert first.state == TrialState.FAIL and first.user_attrs["status"] == "failed"
+    if fault == "kill":
+        assert "rank 1" in first.user_attrs["error"]
+    else:
+        assert first.user_attrs["error"].startswith("RuntimeError: deliberate failure in rank 1 at _launcher_workloads.py:")
+    assert second.state == TrialState.COMPLETE and second.user_attrs["status"] == "budget"
+    assert second.user_attrs["world_size"] == 2 and second.user_attrs["backend"] == "gloo"
+
+
+def test_a_rank_hanging_in_a_collective_fails_the_trial_after_the_timeout(tmp_path, token):
+    marker = tmp_path / "marker"
+    storage = _study(tmp_path, fault="hang", fault_rank=1, fault_step=3, marker=str(marker))
+    started = time.monotonic()
+    study = run_study("s", n_trials=2, storage=storage, launch=LaunchOptions(collective_timeout=8))
+    first, second = study.get_trials(deepcopy=False)
+    assert first.state == TrialState.FAIL
+    assert "timed out" in first.user_attrs["error"].lower() or "timeout" in first.user_attrs["error"].lower()
+    assert second.state == TrialState.COMPLETE
+    assert time.monotonic() - started < 120
+
+
+def _free_port_pair() -> int:
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+        try:
+            with socket.socket() as b, socket.socket() as c:
+                b.bind(("127.0.0.1", port))
+                c.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair")
+
+
+def test_two_nodes_over_loopback(tmp_path, token):
+    storage = _study(tmp_path)
+    port = _free_port_pair()
+    endpoint = f"127.0.0.1:{port}"
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "convtune.cli", "study", "follow", "s", "--storage", storage,
+         "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id", "loopback", "--collective-timeout", "15"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        options = LaunchOptions(nnodes=2, rdzv_endpoint=endpoint, rdzv_id="loopback", collective_timeout=15)
+        study = run_study("s", n_trials=2, storage=storage, launch=options)
+        trials = study.get_trials(deepcopy=False)
+        assert [t.state for t in trials] == [TrialState.COMPLETE] * 2
+        assert all(t.user_attrs["world_size"] == 2 and len(t.user_attrs["rank_samples_per_second"]) == 2 for t in trials)
+        assert follower.wait(timeout=60) == 0, follower.stdout.read().decode()[-2000:]
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
