@@ -150,10 +150,30 @@ def _space_path(space: str, base: Path) -> Path:
 def _check_workload(spec: StudySpec, where: str) -> None:
     if isinstance(spec.workload, dict):
         keys = set(spec.workload)
-        if not keys or not keys <= {"script", "command", "args"}:
+        if not keys or not keys <= {"script", "command", "args"} or len(keys & {"script", "command"}) != 1:
             raise ConfigError(
                 "a workload mapping takes {script: file.py, args: [...]} or {command: [...]}",
                 where=f"{where}: workload",
+            )
+        if "command" in keys:
+            command = spec.workload["command"]
+            if "args" in keys or not isinstance(command, list) or not command:
+                raise ConfigError(
+                    "command must be a non-empty list of arguments (run without a shell; put args in it)",
+                    where=f"{where}: workload.command",
+                    fix='write it as command: ["torchrun", "--nproc-per-node", "2", "train.py"]',
+                )
+            return
+        script = Path(spec.base_dir) / str(spec.workload["script"])
+        if not script.is_file():
+            raise ConfigError(
+                f"script {script} not found",
+                where=f"{where}: workload.script",
+                fix="paths are relative to the spec file",
+            )
+        if not isinstance(spec.workload.get("args", []), list):
+            raise ConfigError(
+                "args must be a list", where=f"{where}: workload.args", fix='write args: ["--data", "x"]'
             )
         return
     from convtune.workloads import resolve_factory
