@@ -19,6 +19,7 @@ Values are in the study's cost unit (seconds for ``wallclock``/``device_seconds`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import traceback
@@ -276,8 +277,11 @@ class Objective:
         executor: Executor | None = None,
         local_workers: int = 1,
         on_event: Callable[[TrialEvent], None] | None = None,
+        after_trial: Callable[[optuna.Trial], None] | None = None,
     ):
         self.spec = spec
+        # Runs once the outcome is recorded, while the trial is still open (plots, artifacts).
+        self.after_trial = after_trial
         self.space = spec.search_space
         self.on_event = on_event
         self.executor = executor or InProcessExecutor(spec)
@@ -290,8 +294,12 @@ class Objective:
         trial.set_user_attr("total_steps", recipe.total_steps)
         trial.set_user_attr("world_size", recipe.world_size)
         reporter = _Reporter(trial, self.spec, recipe, self.on_event)
+        # An enqueued trial may carry its own training seed (``confirm`` repeats one config
+        # over seeds); every other trial trains with the spec's.
+        seed = trial.user_attrs.get("seed")
+        config = self.config if seed is None else dataclasses.replace(self.config, seed=int(seed))
         try:
-            result = self.executor.run(recipe, self.config, reporter)
+            result = self.executor.run(recipe, config, reporter)
         except ConvtuneError:
             raise
         except Exception as exc:
@@ -301,6 +309,8 @@ class Objective:
                 self.on_event(TrialEvent("done", trial.number, status="failed"))
             raise TrialFailed(describe_error(exc)) from exc
         value = record_outcome(trial, self.spec, result, reporter.costs, reporter.values, reporter.pruned)
+        if self.after_trial:
+            self.after_trial(trial)
         if self.on_event:
             self.on_event(
                 TrialEvent("done", trial.number, status=trial.user_attrs.get("status", ""), value=value)
@@ -417,6 +427,7 @@ def run_study(
     executor: str = "auto",
     launch: LaunchOptions | None = None,
     local_workers: int = 1,
+    pruner: optuna.pruners.BasePruner | None = None,
 ) -> optuna.Study:
     """Run trials of study ``name`` inside ``study.optimize()`` (heartbeats and retries need it).
 
@@ -433,7 +444,7 @@ def run_study(
         spec = spec.model_copy(update={"world_size": world_size})
         spec.search_space  # noqa: B018  (re-validate: a batch must still divide over the ranks)
     study.sampler = make_sampler(spec)
-    study.pruner = make_pruner(spec)
+    study.pruner = pruner or make_pruner(spec)  # confirm runs pass NopPruner: full runs
     launch = launch or LaunchOptions(local_workers=local_workers)
     in_process = (
         isinstance(spec.workload, str)
@@ -451,10 +462,21 @@ def run_study(
 
             resolve_factory(spec.workload, base_dir=Path(spec.base_dir))
         chosen = ElasticExecutor(spec, launch)
-    objective = Objective(spec, executor=chosen, on_event=on_event, local_workers=local_workers)
+    from convtune.dashboard import DashboardHooks
+
+    # Per-trial plots as artifacts and a study note, for optuna-dashboard (failures only warn).
+    hooks = DashboardHooks(spec, resolve_storage_url(storage or spec.storage))
+    objective = Objective(
+        spec, executor=chosen, on_event=on_event, local_workers=local_workers, after_trial=hooks.after_trial
+    )
     try:
         study.optimize(
-            objective, n_trials=n_trials, timeout=timeout, catch=(TrialFailed,), gc_after_trial=True
+            objective,
+            n_trials=n_trials,
+            timeout=timeout,
+            catch=(TrialFailed,),
+            gc_after_trial=True,
+            callbacks=[hooks],
         )
     finally:
         chosen.close()
@@ -509,7 +531,7 @@ def best_report(study: optuna.Study, spec: StudySpec) -> dict[str, Any]:
     best = measured_best(study)
     forecast = best_forecast(study)
     statuses = [t.user_attrs.get("status") for t in trials]
-    return {
+    report: dict[str, Any] = {
         "study": study.study_name,
         "target": spec.target,
         "cost": spec.cost,
@@ -519,3 +541,7 @@ def best_report(study: optuna.Study, spec: StudySpec) -> dict[str, Any]:
         "measured": trial_summary(best) if best else None,
         "best_forecast": trial_summary(forecast) if forecast else None,
     }
+    from convtune.scaling import scaling_report  # lazy: the recommender sits above this module
+
+    report.update(scaling_report(study, spec, report["measured"]))
+    return report
