@@ -1,0 +1,429 @@
+"""Replay recorded learning curves through real Optuna studies: pruners and forecasts compared.
+
+A simulator backend (Syne Tune's idea): each trial's training is a walk along the curve that
+``benchmarks/record_curves.py`` recorded for the grid point TPE suggested, so a study of 40
+trials costs seconds instead of minutes, and every pruner sees exactly the same curves.
+
+Two tables:
+
+* **Pruning** — TPE over the grid knobs (categorical params), ``--trials`` trials per study,
+  ``--seeds`` seeds, with (a) no pruning, (b) MedianPruner, (c) SuccessiveHalvingPruner and
+  HyperbandPruner, (d) convtune's TimeToTargetPruner. Optuna's pruners get their intended use:
+  the trial reports the gap to the target (a minimised quantity) with the evaluation index as
+  the step (evaluations are equally spaced in samples); convtune's pruner gets the metric with
+  the samples seen as the step and the trial's LR schedule as the ``lr_schedule`` user attr.
+  A trial stops when the target is reached (value: measured time-to-target) or when pruned.
+  ``outcome=complete`` ends a stopped trial as convtune's outcome rule says (COMPLETE, value =
+  the forecast estimate when finite and beyond the cost seen, else a penalty growing with the
+  final gap); ``outcome=pruned`` ends it in Optuna's PRUNED state. Each study's pick is the
+  reached trial with the smallest measured time-to-target; regret is the pick's true
+  time-to-target against the grid's best.
+* **Forecast error** — on every recorded curve that reaches the target, the forecast from the
+  prefix up to 25% / 50% of the true time-to-target: schedule-aware (with the recorded
+  LRSchedule) against schedule-blind, without and with a prior fitted on the *other* curves
+  (leave-one-out, the 20 fastest, as the pruner picks them).
+
+Usage::
+
+    python benchmarks/pruning.py --workload charlm                 # target val_loss<=2.4
+    python benchmarks/pruning.py --workload digits --seeds 10      # target accuracy>=0.95
+    python benchmarks/pruning.py --workload charlm --only forecast
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+from scipy.stats import spearmanr
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record_curves import DATA, SCHEDULES, WORKLOADS, load_curves  # noqa: E402
+
+from convtune.curves import (  # noqa: E402
+    CurvePrior,
+    Forecast,
+    LRSchedule,
+    fit_curve,
+    forecast_time_to_target,
+    time_to_target,
+)
+from convtune.pruners import TimeToTargetPruner  # noqa: E402
+from convtune.target import Target  # noqa: E402
+
+DEFAULT_TARGETS = {"charlm": "val_loss<=2.4", "digits": "accuracy>=0.95"}
+KNOBS = ("optimizer", "lr_level", "batch", "schedule", "warmup_steps")
+
+
+# ---- the recorded grid ------------------------------------------------------------------------
+
+
+@dataclass
+class Curve:
+    name: str
+    knobs: dict[str, Any]
+    samples: np.ndarray
+    metric: np.ndarray
+    schedule: LRSchedule
+    schedule_dict: dict[str, Any]
+    ttt: float  # true (measured) time-to-target over the whole recorded run; inf: never
+
+    @property
+    def cyclic(self) -> bool:
+        return self.knobs["schedule"] == "cyclic"
+
+
+def _knob_key(knobs: dict[str, Any]) -> tuple[Any, ...]:
+    batch = f"{knobs['micro_batch_size']}x{knobs['grad_accum_steps']}"
+    warmup = 0 if knobs["schedule"] == "onecycle" else knobs["warmup_steps"]
+    return (knobs["optimizer"], knobs["lr_level"], batch, knobs["schedule"], warmup)
+
+
+def load_grid(workload: str, target: Target, path: Path = DATA) -> dict[tuple[Any, ...], Curve]:
+    grid: dict[tuple[Any, ...], Curve] = {}
+    for run in load_curves(path, workload):
+        ev = run["evals"]
+        samples = np.asarray(ev["samples"], dtype=float)
+        metric = np.asarray([math.nan if v is None else v for v in ev["metric"]], dtype=float)
+        key = _knob_key(run["knobs"])
+        grid[key] = Curve(
+            name="/".join(str(k) for k in key),
+            knobs=run["knobs"],
+            samples=samples,
+            metric=metric,
+            schedule=LRSchedule.from_dict(run["schedule"]),
+            schedule_dict=run["schedule"],
+            ttt=time_to_target(samples, metric, target),
+        )
+    return grid
+
+
+def _lookup(grid: dict[tuple[Any, ...], Curve], key: tuple[Any, ...]) -> Curve:
+    """The recorded curve of ``key``; while recording is partial, the nearest recorded one."""
+    if key in grid:
+        return grid[key]
+    return grid[min(grid, key=lambda k: (sum(a != b for a, b in zip(k, key, strict=True)), str(k)))]
+
+
+# ---- one replayed study -----------------------------------------------------------------------
+
+
+@dataclass
+class StudyResult:
+    spent: float = 0.0
+    pick: Curve | None = None
+    cost_to_near_best: float = math.inf
+    n_stopped: int = 0
+    n_cyclic: int = 0
+    n_cyclic_stopped: int = 0
+    bad_stops: int = 0  # stopped trials whose true time-to-target beat the incumbent then
+    bad_cyclic_stops: int = 0
+    trial_curves: list[str] = field(default_factory=list)
+
+
+def penalty(budget: float, gap: float) -> float:
+    base = 1e3 * budget
+    return base * (1.0 + min(gap if math.isfinite(gap) else 1e6, 1e6))
+
+
+def replay_study(
+    grid: dict[tuple[Any, ...], Curve],
+    target: Target,
+    budget: float,
+    pruner_name: str,
+    outcome: str,
+    seed: int,
+    n_trials: int,
+    best_ttt: float,
+) -> StudyResult:
+    n_evals = max(c.samples.size for c in grid.values())
+    convtune_style = pruner_name.startswith("ttt")
+    pruner: optuna.pruners.BasePruner = {
+        "none": lambda: optuna.pruners.NopPruner(),
+        "median": lambda: optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
+        "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(),
+        "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=n_evals),
+        "ttt": lambda: TimeToTargetPruner(target, max_cost=budget),
+        "ttt-blind": lambda: TimeToTargetPruner(target, max_cost=budget),
+    }[pruner_name]()
+    sampler = optuna.samplers.TPESampler(seed=seed)
+    study = optuna.create_study(direction="minimize", sampler=sampler, pruner=pruner)
+    choices = {
+        "optimizer": ["adamw", "lion"],
+        "lr_level": [0, 1, 2],
+        "batch": sorted({k[2] for k in grid}, key=lambda b: [int(x) for x in b.split("x")]),
+        "schedule": SCHEDULES,
+        "warmup_steps": sorted({k[4] for k in grid}),
+    }
+    res = StudyResult()
+    incumbent = [math.inf]
+
+    def objective(trial: optuna.Trial) -> float:
+        key = tuple(trial.suggest_categorical(k, choices[k]) for k in KNOBS)
+        curve = _lookup(grid, key)
+        res.trial_curves.append(curve.name)
+        res.n_cyclic += curve.cyclic
+        if pruner_name == "ttt":
+            trial.set_user_attr("lr_schedule", curve.schedule_dict)
+        for i, (samples, value) in enumerate(zip(curve.samples, curve.metric, strict=True)):
+            res.spent += samples - (curve.samples[i - 1] if i else 0.0)
+            seen_c, seen_v = curve.samples[: i + 1], curve.metric[: i + 1]
+            if not math.isfinite(value):  # the engine stops a diverged run at once
+                return penalty(budget, math.inf)
+            if convtune_style:
+                trial.report(float(value), step=int(samples))
+            else:
+                trial.report(target.gap(float(value)), step=i)
+            if target.is_reached(value):
+                ttt = time_to_target(seen_c, seen_v, target)
+                if ttt <= 1.1 * best_ttt and not math.isfinite(res.cost_to_near_best):
+                    res.cost_to_near_best = res.spent
+                if ttt < incumbent[0]:
+                    incumbent[0] = ttt
+                    res.pick = curve
+                return ttt
+            if trial.should_prune():
+                res.n_stopped += 1
+                res.n_cyclic_stopped += curve.cyclic
+                if curve.ttt < incumbent[0]:
+                    res.bad_stops += 1
+                    res.bad_cyclic_stops += curve.cyclic
+                if outcome == "pruned":
+                    raise optuna.TrialPruned()
+                return stopped_value(trial, curve, i)
+        return stopped_value(trial, curve, curve.samples.size - 1)
+
+    def stopped_value(trial: optuna.Trial, curve: Curve, i: int) -> float:
+        seen_c, seen_v = curve.samples[: i + 1], curve.metric[: i + 1]
+        if isinstance(pruner, TimeToTargetPruner):
+            frozen = study._storage.get_trial(trial._trial_id)
+            fc = pruner.decide(study, frozen).forecast or pruner.forecast_trial(study, frozen)
+        else:
+            fc = forecast_time_to_target(seen_c, seen_v, target, schedule=curve.schedule)
+        finite = seen_v[np.isfinite(seen_v)]
+        gap = target.gap(float(finite[-1])) if finite.size else math.inf
+        est = fc.estimate
+        if math.isfinite(est) and est > seen_c[-1] and est < 1e3 * budget:
+            return est
+        return penalty(budget, gap)
+
+    study.optimize(objective, n_trials=n_trials)
+    return res
+
+
+# ---- forecast error ---------------------------------------------------------------------------
+
+
+def _leave_one_out_prior(
+    fits: dict[str, Any], curves: list[Curve], exclude: str, n: int = 20
+) -> CurvePrior | None:
+    others = [c for c in curves if c.name != exclude and fits.get(c.name) is not None]
+    gaps = {c.name: float(np.nanmin(c.metric)) for c in others}
+    others.sort(key=lambda c: (c.ttt, gaps[c.name], c.name))
+    return CurvePrior.from_fits([fits[c.name] for c in others[:n]])
+
+
+def forecast_table(grid: dict[tuple[Any, ...], Curve], target: Target, budget: float) -> list[dict[str, Any]]:
+    curves = sorted(grid.values(), key=lambda c: c.name)
+    reached = [c for c in curves if math.isfinite(c.ttt)]
+    unreached = [c for c in curves if not math.isfinite(c.ttt) and np.all(np.isfinite(c.metric))]
+    fits_aware = {c.name: fit_curve(c.samples, c.metric, target, c.schedule) for c in curves}
+    fits_blind = {c.name: fit_curve(c.samples, c.metric, target, None) for c in curves}
+    rows = []
+    for aware in (True, False):
+        for with_prior in (False, True):
+            for frac in (0.25, 0.5):
+                errs, covered, est_all, true_all, ms = [], [], [], [], []
+                for c in reached:
+                    keep = c.samples <= frac * c.ttt
+                    if not keep.any():
+                        continue
+                    prior = None
+                    if with_prior:
+                        prior = _leave_one_out_prior(fits_aware if aware else fits_blind, curves, c.name)
+                    fc, dt = _timed(c, keep, target, aware, prior, budget)
+                    ms.append(dt)
+                    errs.append(abs(fc.estimate / c.ttt - 1.0) if math.isfinite(fc.estimate) else math.inf)
+                    covered.append(fc.low <= c.ttt <= fc.high)
+                    est_all.append(fc.estimate if math.isfinite(fc.estimate) else 1e12)
+                    true_all.append(c.ttt)
+                # Unreached curves: from half their run, is "not within the run" called right?
+                right = []
+                for c in unreached:
+                    keep = c.samples <= frac * budget
+                    prior = None
+                    if with_prior:
+                        prior = _leave_one_out_prior(fits_aware if aware else fits_blind, curves, c.name)
+                    fc, _ = _timed(c, keep, target, aware, prior, budget)
+                    right.append(not fc.estimate <= budget)
+                rho = spearmanr(est_all, true_all).statistic if len(errs) > 2 else math.nan
+                rows.append(
+                    {
+                        "forecast": ("schedule-aware" if aware else "schedule-blind")
+                        + (" + prior" if with_prior else ""),
+                        "seen": f"{int(frac * 100)}%",
+                        "n": len(errs),
+                        "median |err|": statistics.median(errs) if errs else math.nan,
+                        "within 20%": float(np.mean([e <= 0.2 for e in errs])) if errs else math.nan,
+                        "coverage (80%)": float(np.mean(covered)) if covered else math.nan,
+                        "spearman": float(rho),
+                        "unreached called": float(np.mean(right)) if right else math.nan,
+                        "ms/call": statistics.median(ms) if ms else math.nan,
+                    }
+                )
+    return rows
+
+
+def _timed(
+    c: Curve, keep: np.ndarray, target: Target, aware: bool, prior: CurvePrior | None, budget: float
+) -> tuple[Forecast, float]:
+    t0 = time.perf_counter()
+    fc = forecast_time_to_target(
+        c.samples[keep],
+        c.metric[keep],
+        target,
+        schedule=c.schedule if aware else None,
+        prior=prior,
+        horizon=budget,
+    )
+    return fc, 1e3 * (time.perf_counter() - t0)
+
+
+# ---- printing ---------------------------------------------------------------------------------
+
+
+def print_table(rows: list[dict[str, Any]], title: str) -> None:
+    if not rows:
+        return
+    cols = list(rows[0])
+
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            if math.isinf(v):
+                return "inf"
+            if math.isnan(v):
+                return "–"
+            return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+        return str(v)
+
+    cells = [[fmt(r[c]) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    print(f"\n{title}\n")
+    print("| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in cells:
+        print("| " + " | ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) + " |")
+
+
+METHODS: list[tuple[str, str]] = [
+    ("none", "complete"),
+    ("median", "pruned"),
+    ("median", "complete"),
+    ("sha", "pruned"),
+    ("sha", "complete"),
+    ("hyperband", "pruned"),
+    ("hyperband", "complete"),
+    ("ttt", "complete"),
+    ("ttt", "pruned"),
+    ("ttt-blind", "complete"),
+]
+
+
+def pruning_table(
+    grid: dict[tuple[Any, ...], Curve],
+    target: Target,
+    budget: float,
+    seeds: int,
+    n_trials: int,
+    methods: list[tuple[str, str]],
+    progress: Callable[[str], None] = lambda s: None,
+) -> list[dict[str, Any]]:
+    best = min(c.ttt for c in grid.values())
+    rows = []
+    base_cost = None
+    for name, outcome in methods:
+        results = []
+        t0 = time.perf_counter()
+        for seed in range(seeds):
+            results.append(replay_study(grid, target, budget, name, outcome, seed, n_trials, best))
+        wall = time.perf_counter() - t0
+        progress(f"{name}/{outcome}: {wall:.1f} s")
+        cost = statistics.mean(r.spent for r in results)
+        if base_cost is None:
+            base_cost = cost
+        regrets = [(r.pick.ttt / best - 1.0) if r.pick else math.inf for r in results]
+        found = [r.cost_to_near_best for r in results]
+        rows.append(
+            {
+                "pruner": name,
+                "stopped trials end": outcome.upper() if name != "none" else "–",
+                "cost (samples)": cost,
+                "cost / none": cost / base_cost,
+                "median regret": statistics.median(regrets),
+                "mean regret": statistics.mean(min(r, 10.0) for r in regrets),
+                "pick ≤10%": float(np.mean([r <= 0.1 for r in regrets])),
+                "cost to ≤10%": statistics.median(found),
+                "stopped": statistics.mean(r.n_stopped for r in results),
+                "cyclic stopped": f"{sum(r.n_cyclic_stopped for r in results)}/{sum(r.n_cyclic for r in results)}",
+                "bad stops (cyclic)": f"{sum(r.bad_stops for r in results)} ({sum(r.bad_cyclic_stops for r in results)})",
+            }
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="charlm")
+    parser.add_argument("--target", default=None, help="default: " + str(DEFAULT_TARGETS))
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--trials", type=int, default=40)
+    parser.add_argument("--only", choices=["pruning", "forecast"], default=None)
+    parser.add_argument("--methods", default=None, help="comma list of pruner/outcome, e.g. ttt/complete")
+    parser.add_argument("--data", type=Path, default=DATA)
+    args = parser.parse_args(argv)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    target = Target.parse(args.target or DEFAULT_TARGETS[args.workload])
+    budget = float(WORKLOADS[args.workload]["horizon"])
+    grid = load_grid(args.workload, target, args.data)
+    if not grid:
+        print(f"no recorded {args.workload} curves in {args.data}; run benchmarks/record_curves.py")
+        return 1
+    n_reach = sum(math.isfinite(c.ttt) for c in grid.values())
+    best = min(grid.values(), key=lambda c: c.ttt)
+    print(
+        f"{args.workload}: {len(grid)} recorded curves, target {target}, budget {budget:.0f} samples; "
+        f"{n_reach} reach it; best {best.name} at {best.ttt:.0f} samples"
+    )
+    by_sched = {}
+    for s in SCHEDULES:
+        ttts = [c.ttt for c in grid.values() if c.knobs["schedule"] == s]
+        by_sched[s] = (
+            f"{sum(map(math.isfinite, ttts))}/{len(ttts)} reach, best {min(ttts, default=math.inf):.0f}"
+        )
+    print("by schedule:", by_sched)
+
+    if args.only in (None, "pruning"):
+        methods = METHODS
+        if args.methods:
+            methods = [tuple(m.split("/")) for m in args.methods.split(",")]  # type: ignore[misc]
+        rows = pruning_table(
+            grid, target, budget, args.seeds, args.trials, methods, lambda s: print("  " + s, flush=True)
+        )
+        print_table(rows, f"Pruning: TPE, {args.trials} trials × {args.seeds} seeds (means over seeds)")
+    if args.only in (None, "forecast"):
+        print_table(forecast_table(grid, target, budget), "Forecast error (curves that reach the target)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""Record real learning curves of the built-in workloads over a grid of knobs (resumable).
+
+Each run trains one grid point to its full budget (no early stop at any target: the pruning
+benchmark replays whole curves) with one torch thread and cost in samples, and appends one JSON
+line to ``benchmarks/data/curves.jsonl``: the grid knobs, the full recipe dict, the planned LR
+schedule (``LRSchedule.to_dict()``, cost in samples) and, per evaluation, step, samples,
+seconds, metric and lr. Runs are keyed by a hash of (workload, recipe, engine settings); a key
+already in the file is skipped, so recording can be stopped at any time and resumed later.
+
+The grid is walked in a fixed shuffled order, so any prefix of it is a balanced random subset.
+
+Usage::
+
+    python benchmarks/record_curves.py --workload digits          # ~2-4 s per run
+    python benchmarks/record_curves.py --workload charlm          # ~8-20 s per run
+    python benchmarks/record_curves.py --workload charlm --limit 10 --max-minutes 5
+    python benchmarks/record_curves.py --list                     # what is recorded
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from convtune.engine import EngineConfig, Progress, train
+from convtune.recipe import Recipe
+from convtune.study import schedule_for
+from convtune.workloads import build_workload
+
+DATA = Path(__file__).resolve().parent / "data" / "curves.jsonl"
+
+# Per workload: the planned run (= the recorded budget) in samples, the evaluation interval,
+# and the knob grid. LRs are per optimizer: Lion wants ~5x less than AdamW (same "low/mid/high").
+WORKLOADS: dict[str, dict[str, Any]] = {
+    "charlm": {
+        "metric": "val_loss",
+        "horizon": 8192,
+        "eval_every": 256,
+        "lr": {"adamw": [3e-3, 1e-2, 3e-2], "lion": [6e-4, 2e-3, 6e-3]},
+        "batch": [(16, 1), (32, 1), (32, 2)],
+        "warmup": [0, 50],
+    },
+    "digits": {
+        "metric": "accuracy",
+        "horizon": 24576,
+        "eval_every": 1024,
+        "lr": {"adamw": [1e-3, 3e-3, 1e-2], "lion": [2e-4, 6e-4, 2e-3]},
+        "batch": [(32, 1), (64, 1), (64, 2)],
+        "warmup": [0, 20],
+    },
+}
+SCHEDULES = ["cosine", "constant", "cyclic", "onecycle"]
+
+
+def grid(workload: str) -> list[dict[str, Any]]:
+    """The grid points of ``workload`` (knob dicts), in the fixed recording order."""
+    w = WORKLOADS[workload]
+    points = []
+    for opt, level, (mb, acc), schedule, warmup in itertools.product(
+        ["adamw", "lion"], range(3), w["batch"], SCHEDULES, w["warmup"]
+    ):
+        if schedule == "onecycle" and warmup:
+            continue  # one-cycle has its own warm-up phase
+        points.append(
+            {
+                "optimizer": opt,
+                "lr_level": level,
+                "peak_lr": w["lr"][opt][level],
+                "micro_batch_size": mb,
+                "grad_accum_steps": acc,
+                "schedule": schedule,
+                "warmup_steps": warmup,
+            }
+        )
+    random.Random(0).shuffle(points)
+    return points
+
+
+def recipe_for(workload: str, knobs: dict[str, Any]) -> Recipe:
+    w = WORKLOADS[workload]
+    params: dict[str, Any] = {}
+    batch = knobs["micro_batch_size"] * knobs["grad_accum_steps"]
+    total_steps = math.ceil(w["horizon"] / batch)
+    if knobs["schedule"] == "cyclic":
+        # Two full triangles over the run, ending at the base LR.
+        params = {"base_lr_ratio": 0.1, "half_period_steps": max(1, total_steps // 4), "mode": "triangular"}
+    return Recipe(
+        peak_lr=knobs["peak_lr"],
+        warmup_steps=knobs["warmup_steps"],
+        horizon_samples=w["horizon"],
+        schedule=knobs["schedule"],
+        schedule_params=params,
+        micro_batch_size=knobs["micro_batch_size"],
+        grad_accum_steps=knobs["grad_accum_steps"],
+        optimizer=knobs["optimizer"],
+    )
+
+
+def config_for(workload: str) -> EngineConfig:
+    w = WORKLOADS[workload]
+    return EngineConfig(eval_every=w["eval_every"], cost="samples", max_cost=w["horizon"], threads=1, seed=0)
+
+
+def run_key(workload: str, recipe: Recipe, config: EngineConfig) -> str:
+    blob = json.dumps(
+        {
+            "workload": workload,
+            "recipe": recipe.model_dump(mode="json", by_alias=True),
+            "eval_every": config.eval_every,
+            "max_cost": config.max_cost,
+            "seed": config.seed,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+def recorded_keys(path: Path = DATA) -> set[str]:
+    if not path.exists():
+        return set()
+    keys = set()
+    for line in path.read_text().splitlines():
+        try:
+            keys.add(json.loads(line)["key"])
+        except (ValueError, KeyError):
+            continue  # a line cut short by an interrupted run: that run is simply redone
+    return keys
+
+
+def load_curves(path: Path = DATA, workload: str | None = None) -> list[dict[str, Any]]:
+    """Every complete recorded run (optionally of one workload), in file order."""
+    out = []
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        try:
+            run = json.loads(line)
+        except ValueError:
+            continue
+        if workload is None or run["workload"] == workload:
+            out.append(run)
+    return out
+
+
+def _sig(x: float, digits: int = 4) -> float | None:
+    return float(f"{x:.{digits}g}") if math.isfinite(x) else None
+
+
+def record_one(workload: str, wl: Any, knobs: dict[str, Any]) -> dict[str, Any]:
+    recipe = recipe_for(workload, knobs)
+    config = config_for(workload)
+    metric = WORKLOADS[workload]["metric"]
+    evals: list[Progress] = []
+    started = time.perf_counter()
+    result = train(wl, recipe, config, lambda p: evals.append(p) or False)
+    wall = time.perf_counter() - started
+    schedule = schedule_for(recipe, float(recipe.effective_batch_size))
+    return {
+        "key": run_key(workload, recipe, config),
+        "workload": workload,
+        "metric": metric,
+        "knobs": knobs,
+        "recipe": recipe.model_dump(mode="json", by_alias=True),
+        "schedule": schedule.to_dict(),
+        "budget_samples": config.max_cost,
+        "status": result.status,
+        "wall_s": round(wall, 2),
+        "torch": torch.__version__,
+        "evals": {
+            "step": [p.step for p in evals],
+            "samples": [p.samples for p in evals],
+            "seconds": [round(p.seconds, 3) for p in evals],
+            "metric": [_sig(p.metrics.get(metric, math.nan), 5) for p in evals],
+            "lr": [_sig(p.lr) for p in evals],
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="charlm")
+    parser.add_argument("--limit", type=int, default=None, help="record at most this many new runs")
+    parser.add_argument("--max-minutes", type=float, default=None, help="start no run after this")
+    parser.add_argument("--list", action="store_true", help="count recorded runs and exit")
+    parser.add_argument("--out", type=Path, default=DATA)
+    args = parser.parse_args(argv)
+
+    if args.list:
+        for name in sorted(WORKLOADS):
+            runs = load_curves(args.out, name)
+            by = {s: sum(r["knobs"]["schedule"] == s for r in runs) for s in SCHEDULES}
+            print(f"{name}: {len(runs)}/{len(grid(name))} recorded {by}")
+        return 0
+
+    torch.set_num_threads(1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    done = recorded_keys(args.out)
+    config = config_for(args.workload)
+    todo = [
+        k
+        for k in grid(args.workload)
+        if run_key(args.workload, recipe_for(args.workload, k), config) not in done
+    ]
+    print(f"{args.workload}: {len(done)} runs in file, {len(todo)} grid points left", flush=True)
+    wl = build_workload(args.workload)
+    start = time.monotonic()
+    for i, knobs in enumerate(todo[: args.limit]):
+        if args.max_minutes is not None and time.monotonic() - start > 60 * args.max_minutes:
+            print("time is up; rerun to resume", flush=True)
+            break
+        run = record_one(args.workload, wl, knobs)
+        with args.out.open("a") as fh:
+            fh.write(json.dumps(run, separators=(",", ":")) + "\n")
+        metric = [v for v in run["evals"]["metric"] if v is not None]
+        best = (min(metric) if run["metric"] == "val_loss" else max(metric)) if metric else None
+        print(
+            f"[{i + 1}/{len(todo)}] {run['key']} {knobs['optimizer']} lr={knobs['peak_lr']:g} "
+            f"b={knobs['micro_batch_size']}x{knobs['grad_accum_steps']} {knobs['schedule']} "
+            f"wu={knobs['warmup_steps']}: {run['status']} best={best} in {run['wall_s']} s",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
