@@ -1,0 +1,302 @@
+"""Scaling fits and recommendations on synthetic studies whose optimum is known.
+
+Trials are built with ``optuna.trial.create_trial`` and convtune-like user attrs, so every test
+runs in milliseconds to a second and needs no training.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import optuna
+import pytest
+
+import convtune
+from convtune.recipe import Recipe
+from convtune.scaling import (
+    CriticalBatchFit,
+    ScalingModel,
+    StepsFit,
+    StepTimeFit,
+    TrialPoint,
+    params_key,
+)
+from convtune.spec import StudySpec
+from convtune.study import SPEC_ATTR, best_report
+
+# The truth every synthetic study samples: steps S(B, lr) by McCandlish with a square-root LR
+# rule, and a step time in which accumulation multiplies compute but not the per-step overhead.
+B_NOISE, S_MIN, ALPHA, LR_REF, B_REF, CURV = 60.0, 400.0, 0.5, 5e-3, 64.0, 0.5
+A, B_PER_SAMPLE, OVERHEAD = 2e-3, 1e-4, 1e-2
+
+SPACE = {
+    "peak_lr": {"low": 1.0e-3, "high": 3.0e-2, "log": True},
+    "horizon_samples": 100000,
+    "schedule": "constant",
+    "micro_batch_size": {"choices": [16, 32, 64]},
+    "grad_accum_steps": {"choices": [1, 2, 4]},
+    "optimizer": "adamw",
+    "precision": "fp32",
+}
+
+
+def true_steps(batch: float, lr: float) -> float:
+    best = LR_REF * (batch / B_REF) ** ALPHA
+    return S_MIN * (1 + B_NOISE / batch) * math.exp(CURV * math.log(lr / best) ** 2)
+
+
+def true_step_seconds(micro: int, accum: int) -> float:
+    return accum * (A + B_PER_SAMPLE * micro) + OVERHEAD
+
+
+def true_time(micro: int, accum: int, lr: float) -> float:
+    return true_steps(micro * accum, lr) * true_step_seconds(micro, accum)
+
+
+def spec(**overrides: object) -> StudySpec:
+    data = {
+        "workload": "digits",
+        "space": SPACE,
+        "target": "accuracy>=0.9",
+        "cost": "wallclock",
+        "max_cost": 1e4,
+        "pruner": "none",
+    }
+    data.update(overrides)
+    return StudySpec.from_dict(data)
+
+
+def add_trial(
+    study: optuna.Study,
+    s: StudySpec,
+    params: dict[str, object],
+    *,
+    noise: float = 0.0,
+    status: str = "reached",
+    **attrs: object,
+) -> None:
+    recipe = s.search_space.recipe(optuna.trial.FixedTrial(params))
+    micro, accum, lr = recipe.micro_batch_size, recipe.grad_accum_steps, recipe.peak_lr
+    steps = true_steps(recipe.effective_batch_size, lr) * math.exp(noise)
+    per_step = true_step_seconds(micro, accum)
+    value = steps * per_step if s.cost == "wallclock" else steps * recipe.effective_batch_size
+    user = {
+        "recipe": recipe.to_dict(),
+        "effective_batch_size": recipe.effective_batch_size,
+        "status": status,
+        "steps": int(steps),
+        "train_seconds": steps * per_step,
+        "samples_per_second": recipe.effective_batch_size / per_step,
+        "curve": {"step": [], "samples": [], "seconds": [], "metric": []},
+    }
+    if status == "reached":
+        user["time_to_target"] = value
+    elif status == "diverged":
+        value = 1e9
+    user.update(attrs)
+    study.add_trial(
+        optuna.trial.create_trial(
+            params=params,
+            distributions={k: v for k, v in s.search_space.distributions().items() if k in params},
+            value=value,
+            user_attrs=user,
+        )
+    )
+
+
+def synthetic_study(s: StudySpec, lrs: list[float], *, seed: int = 0) -> optuna.Study:
+    study = optuna.create_study(direction="minimize")
+    study.set_user_attr(SPEC_ATTR, s.to_dict())
+    rng = np.random.default_rng(seed)
+    for micro in (16, 32, 64):
+        for accum in (1, 2, 4):
+            for lr in lrs:
+                params = {"peak_lr": lr, "micro_batch_size": micro, "grad_accum_steps": accum}
+                add_trial(study, s, params, noise=float(rng.normal(0, 0.03)))
+    return study
+
+
+# ---- the fits --------------------------------------------------------------------------------
+
+
+def test_steps_fit_recovers_b_noise_and_lr_exponent() -> None:
+    rng = np.random.default_rng(1)
+    batch, lr, steps = [], [], []
+    for b in (16, 32, 64, 128, 256):
+        for r in np.geomspace(1e-3, 3e-2, 5):
+            batch.append(b)
+            lr.append(r)
+            steps.append(true_steps(b, r) * math.exp(rng.normal(0, 0.05)))
+    fit = StepsFit.fit(batch, lr, steps)
+    assert fit is not None
+    assert fit.b_noise == pytest.approx(B_NOISE, rel=0.15)
+    assert fit.lr_exponent == pytest.approx(ALPHA, abs=0.08)
+    low, high = fit.b_noise_interval
+    assert low < B_NOISE < high
+    low, high = fit.lr_exponent_interval
+    assert low < ALPHA < high
+    assert fit.best_lr(B_REF) == pytest.approx(LR_REF, rel=0.15)
+
+
+def test_lr_exponent_distinguishes_linear_from_sqrt_scaling() -> None:
+    batch, lr, steps = [], [], []
+    for b in (32, 64, 128, 256):
+        best = 1e-3 * (b / 32)  # linear scaling
+        for r in np.geomspace(best / 8, best * 8, 5):
+            batch.append(b)
+            lr.append(r)
+            steps.append(1000 * (1 + 50 / b) * math.exp(0.3 * math.log(r / best) ** 2))
+    fit = StepsFit.fit(batch, lr, steps)
+    assert fit is not None and fit.lr_exponent == pytest.approx(1.0, abs=0.05)
+
+
+def test_critical_batch_envelope_fit() -> None:
+    batches = [16, 32, 64, 128, 256]
+    fit = CriticalBatchFit.fit(batches, [S_MIN * (1 + B_NOISE / b) for b in batches])
+    assert fit is not None
+    assert fit.b_noise == pytest.approx(B_NOISE, rel=1e-3)
+    assert fit.e_min == pytest.approx(S_MIN * B_NOISE, rel=1e-3)
+    assert fit.samples_at(B_NOISE) == pytest.approx(2 * fit.e_min)
+    assert CriticalBatchFit.fit([16, 32], [100, 80]) is None  # two batch sizes: not identifiable
+
+
+def test_step_time_fit_separates_compute_from_per_step_overhead() -> None:
+    points = []
+    for micro in (16, 32, 64):
+        for accum in (1, 2, 4):
+            recipe = Recipe(
+                peak_lr=1e-3, horizon_samples=10000, micro_batch_size=micro, grad_accum_steps=accum
+            )
+            points.append(
+                TrialPoint(0, {}, recipe.to_dict(), 1.0, 0.1, True, true_step_seconds(micro, accum))
+            )
+    fit = StepTimeFit.fit(points, cost="wallclock")
+    assert fit is not None
+    a, b = fit.compute["fp32"]
+    assert a == pytest.approx(A, rel=0.05) and b == pytest.approx(B_PER_SAMPLE, rel=0.05)
+    assert fit.overhead[1] == pytest.approx(OVERHEAD, rel=0.05)
+    assert fit.predict(128, 8, 1, "fp32") == pytest.approx(true_step_seconds(128, 8), rel=0.02)
+
+
+# ---- recommend ------------------------------------------------------------------------------
+
+
+def test_recommend_finds_the_known_optimum_between_tried_lrs() -> None:
+    s = spec()
+    tried = [1e-3, 4e-3, 1.6e-2]  # the true best LR at the best batch lies between these
+    study = synthetic_study(s, tried)
+    rec = convtune.recommend(study, n_candidates=1500)
+
+    grid = [
+        (true_time(m, a, lr), m, a, lr)
+        for m in (16, 32, 64)
+        for a in (1, 2, 4)
+        for lr in np.geomspace(1e-3, 3e-2, 400)
+    ]
+    best_true, *_ = min(grid)
+    got = true_time(rec.recipe.micro_batch_size, rec.recipe.grad_accum_steps, rec.recipe.peak_lr)
+    assert got <= best_true * 1.05, (rec.params, got, best_true)
+    assert not any(math.isclose(rec.recipe.peak_lr, t, rel_tol=1e-3) for t in tried)
+    assert rec.measured_trial is None and rec.nearest_trial is not None
+    best_measured = min(t.value for t in study.trials)
+    assert got < best_measured  # a configuration no trial ran beats every one that did
+    low, high = rec.interval
+    assert low < rec.time_to_target < high
+    assert low < got < high
+    assert {"critical_batch", "lr_scaling", "step_time", "gp"} <= set(rec.supported_by)
+    assert rec.fits["b_noise"] == pytest.approx(B_NOISE, rel=0.3)
+    assert rec.fits["lr_exponent"] == pytest.approx(ALPHA, abs=0.15)
+
+
+def test_recommend_is_deterministic_and_reports_a_measured_trial() -> None:
+    s = spec(cost="samples")
+    study = synthetic_study(s, [1e-3, 4e-3, 1.6e-2])
+    first = convtune.recommend(study, n_candidates=500)
+    second = convtune.recommend(study, n_candidates=500)
+    assert first.params == second.params and first.time_to_target == second.time_to_target
+    # With cost in samples the smallest batch is fastest (E grows with B).
+    assert first.recipe.effective_batch_size == 16
+    json.dumps(first.to_dict())
+
+
+def test_diverged_region_is_never_recommended() -> None:
+    s = spec()
+    study = synthetic_study(s, [1e-3, 2e-3, 4e-3])
+    # Everything from 6e-3 (at B_REF, scaled by √B elsewhere) diverges.
+    for micro in (16, 32, 64):
+        lr = 6e-3 * (micro / B_REF) ** ALPHA
+        add_trial(
+            study, s, {"peak_lr": lr, "micro_batch_size": micro, "grad_accum_steps": 1}, status="diverged"
+        )
+    model = ScalingModel.from_study(study)
+    assert model.diverged_scaled_lr < math.inf
+    for pred in model.top(20, n_candidates=800):
+        assert (
+            model._scaled_lr(pred.recipe.effective_batch_size, pred.recipe.peak_lr) < model.diverged_scaled_lr
+        )
+
+
+def test_best_report_has_predicted_and_baseline_speedup() -> None:
+    s = spec()
+    study = synthetic_study(s, [1e-3, 4e-3, 1.6e-2])
+    add_trial(study, s, {"peak_lr": 1e-3, "micro_batch_size": 16, "grad_accum_steps": 1}, baseline=True)
+    report = best_report(study, s)
+    assert report["predicted"]["time_to_target"] > 0
+    assert report["baseline"]["time_to_target"] > 0
+    assert report["predicted"]["speedup_over_baseline"] > 1
+    assert report["measured"]["speedup_over_baseline"] >= 1
+    json.dumps(report, default=str)
+
+
+def test_confirmed_results_are_preferred_and_widen_intervals() -> None:
+    from convtune.scaling import CONFIRMATIONS_ATTR, best_confirmed, confirm_id
+
+    s = spec()
+    study = synthetic_study(s, [1e-3, 4e-3, 1.6e-2])
+    before = convtune.recommend(study, n_candidates=300)
+    cid = confirm_id(before.params)
+    study.set_user_attr(
+        CONFIRMATIONS_ATTR,
+        [
+            {
+                "id": cid,
+                "params": before.params,
+                "predicted": before.time_to_target,
+                "interval": list(before.interval),
+            }
+        ],
+    )
+    for seed, noise in enumerate((-0.3, 0.0, 0.3)):  # a wide seed-to-seed spread
+        add_trial(study, s, before.params, noise=noise, confirm=True, confirm_id=cid, seed=seed)
+    confirmed = best_confirmed(study)
+    assert confirmed is not None and confirmed["n_reached"] == 3 and confirmed["seed_sd_log"] > 0.2
+    report = best_report(study, s)
+    assert report["best"] == "confirmed"
+    assert report["confirmed"]["id"] == cid
+    after = convtune.recommend(study, n_candidates=300)
+    width = lambda r: math.log(r.interval[1] / r.interval[0])  # noqa: E731
+    assert width(after) > width(before)
+
+
+def test_params_key_is_stable_under_float_noise() -> None:
+    assert params_key({"a": 0.1 + 0.2, "b": 1}) == params_key({"b": 1, "a": 0.3})
+
+
+# ---- plots -------------------------------------------------------------------------------------
+
+
+def test_plots_are_valid_pngs(tmp_path: Path) -> None:
+    from convtune.scaling_plots import write_plots
+
+    s = spec()
+    study = synthetic_study(s, [1e-3, 4e-3, 1.6e-2])
+    paths = write_plots(study, s, tmp_path)
+    assert {p.name for p in paths} >= {"learning_curves.png", "steps_vs_batch.png", "time_vs_lr.png"}
+    for path in paths:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        image = matplotlib.image.imread(path)
+        assert image.shape[0] > 100 and image.shape[1] > 100
