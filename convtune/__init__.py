@@ -8,9 +8,25 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigError",
     "ConvtuneError",
+    "Recipe",
+    "Recommendation",
     "StorageError",
     "StudyError",
     "Target",
     "WorkloadError",
     "__version__",
+    "load_recipe",
+    "recommend",
 ]
+
+# Imported on first use: ``import convtune`` stays cheap (the Recipe pulls in torch).
+_LAZY = {"Recipe": "convtune.recipe", "load_recipe": "convtune.recipe"}
+_LAZY.update(recommend="convtune.scaling", Recommendation="convtune.scaling")
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'convtune' has no attribute {name!r}")

@@ -423,5 +423,8 @@ def main() -> None:
         sys.exit(2)
 
 
+import convtune.cli_export  # noqa: E402, F401  (registers `study export`)
+
+
 if __name__ == "__main__":
     main()

@@ -179,6 +179,26 @@ class Recipe(BaseModel):
                 sched.step()
         return tuple(lrs)
 
+    def lightning_optimizers(self, params_or_module: torch.nn.Module | Iterable[Any]) -> dict[str, Any]:
+        """What ``LightningModule.configure_optimizers`` returns, stepping the LR once per step.
+
+        ``interval: "step"`` makes Lightning step the scheduler after every optimizer step, as
+        the trials did (its default is once per epoch). Lightning is not imported here.
+
+        Example:
+            >>> class Module(pl.LightningModule):            # doctest: +SKIP
+            ...     def configure_optimizers(self):
+            ...         return recipe.lightning_optimizers(self)
+
+        Set ``Trainer(accumulate_grad_batches=recipe.grad_accum_steps,
+        gradient_clip_val=recipe.clip_norm, precision=...)`` to match the rest of the recipe.
+        """
+        optimizer = self.optimizer(params_or_module)
+        return {
+            "optimizer": optimizer,
+            "lr_scheduler": {"scheduler": self.scheduler(optimizer), "interval": "step", "frequency": 1},
+        }
+
     # ---- serialisation --------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
@@ -215,14 +235,38 @@ def config_error_from(exc: ValidationError, where: str) -> ConfigError:
 
 
 def load_recipe(path: str | Path) -> Recipe:
-    """Read a recipe exported by ``convtune study export --format yaml|json``.
+    """Read a recipe exported by ``convtune study export`` (``yaml``, ``json``, or ``hf``).
 
     The file may hold just the recipe's fields or an export document with a ``recipe`` key.
+    A file that is neither (a study spec, a search space, someone else's config) is a
+    :class:`ConfigError` saying so, not a list of missing fields.
+
+    Example:
+        >>> recipe = load_recipe("best.yaml")               # doctest: +SKIP
+        >>> opt = recipe.optimizer(model); sched = recipe.scheduler(opt)   # doctest: +SKIP
     """
     from convtune.io import read_mapping
 
     path = Path(path)
+    if path.suffix == ".py":
+        raise ConfigError(
+            "a python export is a module, not a recipe file",
+            where=str(path),
+            fix="import it, or export with --format yaml",
+        )
     data = read_mapping(path)
-    if "recipe" in data and isinstance(data["recipe"], Mapping):
+    if "recipe" in data:
+        if not isinstance(data["recipe"], Mapping):
+            raise ConfigError(
+                "the 'recipe' key must hold a mapping of recipe fields",
+                where=f"{path}: recipe",
+                fix="re-export with `convtune study export`",
+            )
         data = data["recipe"]
+    elif not set(data) & (set(Recipe.model_fields) | {"optimizer"}):
+        raise ConfigError(
+            "not a convtune recipe (no recipe fields such as peak_lr or micro_batch_size)",
+            where=str(path),
+            fix="export one with `convtune study export NAME --format yaml -o FILE`",
+        )
     return Recipe.from_dict(data, where=str(path))
