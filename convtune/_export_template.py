@@ -160,6 +160,16 @@ def build_scheduler(optimizer: torch.optim.Optimizer) -> torch.optim.lr_schedule
     cycle_momentum = bool(p.get("cycle_momentum", False))  # momentum/betas stay as set
     if SCHEDULE == "cyclic":
         ratio = float(p["base_lr_ratio"])
+        ramp = None
+        if WARMUP_STEPS > 0:
+            # Warm up to the cycle's lower bound, so the cycle starts where the ramp ends. Built
+            # before the cycle, as convtune does: each scheduler sets the LR when constructed.
+            ramp = LinearLR(
+                optimizer,
+                start_factor=ratio / (WARMUP_STEPS + 1),
+                end_factor=ratio,
+                total_iters=WARMUP_STEPS,
+            )
         cyclic = CyclicLR(
             optimizer,
             base_lr=PEAK_LR * ratio,
@@ -169,15 +179,8 @@ def build_scheduler(optimizer: torch.optim.Optimizer) -> torch.optim.lr_schedule
             gamma=float(p["gamma"]),
             cycle_momentum=cycle_momentum,
         )
-        if WARMUP_STEPS <= 0:
+        if ramp is None:
             return cyclic
-        # Warm up to the cycle's lower bound, so the cycle starts where the ramp ends.
-        ramp = LinearLR(
-            optimizer,
-            start_factor=ratio / (WARMUP_STEPS + 1),
-            end_factor=ratio,
-            total_iters=WARMUP_STEPS,
-        )
         return SequentialLR(optimizer, [ramp, cyclic], milestones=[WARMUP_STEPS])
     if SCHEDULE == "onecycle":
         return OneCycleLR(
