@@ -3,7 +3,6 @@ every validation error a user can hit while writing a space."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import optuna
@@ -84,7 +83,6 @@ def test_sampled_recipes_round_trip_through_yaml_with_identical_lr(sampled, tmp_
     600k optimizer steps keeps the three spaces (≈680k steps in all) to a few seconds each.
     """
     name, _, pairs = sampled
-    started = time.perf_counter()
     total = 0
     for index, (_, recipe) in enumerate(pairs):
         path = tmp_path / f"{name}-{index}.yaml"
@@ -109,7 +107,6 @@ def test_sampled_recipes_round_trip_through_yaml_with_identical_lr(sampled, tmp_
                 scheds[1].step()
         total += recipe.total_steps
     assert total > N_RECIPES  # the comparison covered real schedules, not one step each
-    assert time.perf_counter() - started < 40
 
 
 @pytest.mark.parametrize("name", SHIPPED)
