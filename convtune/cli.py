@@ -94,6 +94,12 @@ def study_create(
     sampler: Annotated[str | None, typer.Option(help="tpe, random or gp.")] = None,
     pruner: Annotated[str | None, typer.Option(help="time_to_target, median or none.")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for the sampler and the training runs.")] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            help="Your current recipe (YAML/JSON): run first, every result reported as a speed-up over it."
+        ),
+    ] = None,
 ) -> None:
     """Create a study: validate the spec and store it, search space inlined, with the study."""
     from convtune.spec import load_spec
@@ -114,6 +120,14 @@ def study_create(
         storage=storage,
     )
     study = create_study(name, spec, storage)
+    if baseline is not None:
+        from convtune.recipe import load_recipe
+        from convtune.scaling import enqueue_baseline
+
+        for field_name in enqueue_baseline(study, spec, load_recipe(baseline)):
+            err_console.print(
+                f"convtune: warning: baseline {field_name} is fixed by the space; the space's value runs"
+            )
     url = resolve_storage_url(storage or spec.storage)
     console.print(f"study [bold]{name}[/] ready in {redact(url)} ({len(study.trials)} trials so far)")
     console.print(
@@ -290,9 +304,25 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
     report = best_report(study, spec)
     unit = report["cost_unit"]
     best = report["measured"]
+
+    def faster(entry: dict[str, Any] | None) -> str:
+        x = (entry or {}).get("speedup_over_baseline")
+        return f", {x:.2f}× the baseline's speed" if x else ""
+
+    if report.get("baseline"):
+        b = report["baseline"]
+        console.print(f"baseline: trial {b['trial']} ({b['status']}), {_fmt(b['time_to_target'])} {unit}")
+    if report.get("confirmed"):
+        c = report["confirmed"]
+        console.print(
+            f"[bold green]confirmed fastest to {spec.target}:[/] {_fmt(c['measured_mean'])} {unit} mean over "
+            f"{len(c['trials'])} seeds (range {_fmt(c['measured_min'])}–{_fmt(c['measured_max'])}; "
+            f"predicted {_fmt(c['predicted'])}){faster(c)}"
+        )
     if best:
         console.print(
-            f"[bold green]fastest to {spec.target}:[/] trial {best['trial']} in {_fmt(best['time_to_target'])} {unit}"
+            f"[bold green]fastest measured to {spec.target}:[/] trial {best['trial']} in "
+            f"{_fmt(best['time_to_target'])} {unit}{faster(best)}"
         )
         console.print_json(json.dumps(best["recipe"]))
     else:
@@ -302,6 +332,22 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
             console.print(
                 f"closest: trial {f['trial']}, forecast {_fmt(f['predicted_time_to_target'])} {unit}"
             )
+    pred = report.get("predicted")
+    if pred:
+        low, high = pred["interval"]
+        ran = (
+            f"measured by trial {pred['measured_trial']}"
+            if pred["measured_trial"] is not None
+            else f"no trial ran it; nearest is trial {pred['nearest_trial']}"
+        )
+        console.print(
+            f"[bold cyan]predicted fastest:[/] {_fmt(pred['time_to_target'])} {unit} "
+            f"({pred['level']:.0%} interval {_fmt(low)}–{_fmt(high)}; {ran}; fits: "
+            f"{', '.join(pred['supported_by']) or 'none'}){faster(pred)}"
+        )
+        console.print_json(json.dumps(pred["recipe"]))
+    elif report.get("predicted_unavailable"):
+        console.print(f"predicted fastest: not yet ({report['predicted_unavailable']})")
     url = resolve_storage_url(storage or spec.storage)
     artifacts = spec.artifacts or str(default_artifact_dir(url))
     console.print(
@@ -424,7 +470,7 @@ def main() -> None:
 
 
 import convtune.cli_export  # noqa: E402, F401  (registers `study export`)
-
+import convtune.cli_scaling  # noqa: E402,F401  (registers study confirm/plot and probe commands)
 
 if __name__ == "__main__":
     main()

@@ -277,18 +277,24 @@ class StepsFit:
         t = np.asarray(self.theta if theta is None else theta, dtype=float)
         return _steps_model(np.log(np.asarray(batch, float)), np.log(np.asarray(lr, float)), self.b_ref, t)
 
-    def log_steps_sd(self, batch: Any, lr: Any, n_draws: int = 256, seed: int = 0) -> np.ndarray:
-        """Standard deviation of ``log S`` from the parameters' covariance (sampled delta method)."""
+    def log_steps_sd(self, batch: Any, lr: Any) -> np.ndarray:
+        """Standard deviation of ``log S`` from the parameters' covariance (delta method).
+
+        Linearised, so a direction the data cannot pin down (``B_noise`` far outside the tried
+        batches) adds uncertainty only where the prediction actually depends on it.
+        """
         cov = np.array(self.cov, dtype=float)
         if not np.all(np.isfinite(cov)):
             return np.full(np.shape(batch), 1.0)
-        rng = np.random.default_rng(seed)
-        idx = [_STEP_PARAMS.index(n) for n in self.free]
-        draws = np.tile(np.array(self.theta), (n_draws, 1))
-        draws[:, idx] = rng.multivariate_normal(np.array(self.theta)[idx], cov, n_draws, method="eigh")
-        draws[:, 2] = np.maximum(draws[:, 2], 0.0)
-        values = np.stack([self.log_steps(batch, lr, d) for d in draws])
-        return values.std(axis=0)
+        base = self.log_steps(batch, lr)
+        jac = []
+        for name in self.free:
+            theta = np.array(self.theta)
+            i = _STEP_PARAMS.index(name)
+            theta[i] += 1e-5
+            jac.append((self.log_steps(batch, lr, theta) - base) / 1e-5)
+        j = np.stack(jac, axis=-1)
+        return np.sqrt(np.maximum(np.einsum("...i,ij,...j->...", j, cov, j), 0.0))
 
     @classmethod
     def fit(
@@ -643,7 +649,7 @@ class ScalingModel:
         var = np.zeros(len(recipes))
         if self.steps_fit is not None:
             batch = np.array([r.effective_batch_size for r in recipes], dtype=float)
-            var += self.steps_fit.log_steps_sd(batch, [r.peak_lr for r in recipes], seed=self.seed) ** 2
+            var += self.steps_fit.log_steps_sd(batch, np.array([r.peak_lr for r in recipes])) ** 2
         if self.step_time is not None:
             var += self.step_time.log_sigma**2
         if self.gp is not None:
@@ -1020,3 +1026,26 @@ def scaling_report(study: optuna.Study, spec: StudySpec, measured: dict[str, Any
         out["predicted_unavailable"] = str(exc)
     out["best"] = "confirmed" if confirmed else "measured" if measured else None
     return out
+
+
+def enqueue_baseline(study: optuna.Study, spec: StudySpec, recipe: Recipe) -> list[str]:
+    """Enqueue the user's current ``recipe`` as the study's first trial (``baseline: true``).
+
+    Returns the recipe fields the space fixes to other values (those run as the space says).
+    Idempotent: creating the same study again does not enqueue it twice.
+    """
+    import optuna
+
+    space = spec.search_space
+    params = space.params_from_recipe(recipe)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a baseline may lie outside the searched ranges
+        ran = space.recipe(optuna.trial.FixedTrial(params))
+    mine, theirs = recipe.to_dict(), ran.to_dict()
+    differs = sorted(
+        k for k in mine if mine[k] != theirs.get(k) and k not in ("effective_batch_size", "total_steps")
+    )
+    if not study.user_attrs.get("baseline"):
+        study.enqueue_trial(params, user_attrs={"baseline": True}, skip_if_exists=True)
+        study.set_user_attr("baseline", mine)
+    return differs
