@@ -256,6 +256,7 @@ def train(
                 diverged = f"{skipped_in_row} fp16 steps skipped in a row at step {step}"
         progress_due = (samples if config.eval_unit == "samples" else step) >= next_eval
         over_budget = cost_now() >= config.max_cost
+        planned_run_done = step >= recipe.total_steps  # the same on every rank
         if world_size > 1:
             # Each rank has its own clock and loss: agree on both flags so all ranks stop together.
             flags = torch.tensor([1.0 if diverged else 0.0, 1.0 if over_budget else 0.0], device=device)
@@ -263,7 +264,7 @@ def train(
             if flags[0].item() and not diverged:
                 diverged = "another rank diverged"
             over_budget = bool(flags[1].item())
-        if progress_due or diverged or over_budget:
+        if progress_due or diverged or over_budget or planned_run_done:
             while (samples if config.eval_unit == "samples" else step) >= next_eval:
                 next_eval += config.eval_every
             metrics = _evaluate(workload, model, rank, world_size, device)
@@ -290,6 +291,10 @@ def train(
                 break
             if over_budget:
                 result.status, result.reason = "budget", f"max_cost {config.max_cost:g} reached"
+                break
+            if planned_run_done:
+                # The schedule's horizon is the planned run: past it a decayed LR buys nothing.
+                result.status, result.reason = "finished", f"planned run of {recipe.total_steps} steps done"
                 break
 
     result.steps, result.samples, result.seconds = step, samples, train_clock

@@ -31,8 +31,8 @@ class ScheduleEntry:
     """How to build one LR schedule. ``build(optimizer, recipe)`` returns a torch scheduler.
 
     ``uses_warmup`` is false for schedules with their own warm-up phase (one-cycle).
-    ``cycles_momentum`` lists conditional parameters that, when true, let the schedule change
-    momentum/betas; otherwise momentum is left untouched.
+    Cyclic and one-cycle take ``cycle_momentum`` (default false): torch's schedulers would
+    otherwise overwrite momentum/beta1, so momentum cycling happens only when it is a knob.
     """
 
     name: str
@@ -143,14 +143,26 @@ register_schedule(
     ScheduleEntry(
         "cyclic",
         _cyclic,
-        {"base_lr_ratio": 0.1, "half_period_steps": 200, "mode": "triangular", "gamma": 1.0},
+        {
+            "base_lr_ratio": 0.1,
+            "half_period_steps": 200,
+            "mode": "triangular",
+            "gamma": 1.0,
+            "cycle_momentum": False,
+        },
     )
 )
 register_schedule(
     ScheduleEntry(
         "onecycle",
         _onecycle,
-        {"pct_start": 0.3, "anneal_strategy": "cos", "div_factor": 25.0, "final_div_factor": 1.0e4},
+        {
+            "pct_start": 0.3,
+            "anneal_strategy": "cos",
+            "div_factor": 25.0,
+            "final_div_factor": 1.0e4,
+            "cycle_momentum": False,
+        },
         uses_warmup=False,
     )
 )

@@ -257,11 +257,12 @@ def test_progress_records_are_consistent():
         assert set(p.to_dict()) >= {"step", "samples", "seconds", "cost", "metrics", "lr", "loss_scale"}
 
 
-def test_lr_holds_past_total_steps():
-    """The schedule spans total_steps; a run capped later keeps the last LR rather than erroring."""
+def test_run_ends_with_its_planned_horizon():
+    """The schedule spans total_steps; the run ends there (status finished) even if the cap is later,
+    with the schedule's last LR and without OneCycleLR erroring on an extra step."""
     r = recipe(schedule="onecycle", schedule_params={"pct_start": 0.3}, horizon_samples=320)
     assert r.total_steps == 10
     result = train(FixedStream(), r, config(eval_every=64, max_cost=640))
-    assert result.status == "budget" and result.steps == 20
-    late = [p.lr for p in result.history if p.step >= r.total_steps]
-    assert late and all(lr == pytest.approx(r.lr_per_step[-1]) for lr in late)
+    assert result.status == "finished" and result.steps == r.total_steps
+    assert result.history[-1].step == r.total_steps
+    assert result.history[-1].lr == pytest.approx(r.lr_per_step[-1])
