@@ -359,15 +359,29 @@ def document_for_trial(study: Any, spec: Any, trial: Any, source: str) -> Export
 
 
 def confirmed_best(study: Any) -> Any | None:
-    """The fastest trial marked ``confirmed`` (a re-run that checked a config) that reached the target."""
+    """The fastest reached trial of the best confirmed configuration, if any was confirmed.
+
+    ``convtune study confirm`` re-runs predicted configurations over seeds (trials marked
+    ``confirmed``); the best configuration is the one whose every seed reached the target with
+    the lowest mean (``convtune.scaling.best_confirmed``). Without the recommender, any reached
+    trial marked ``confirmed`` counts.
+    """
     from optuna.trial import TrialState
 
-    confirmed = [
+    reached = [
         t
         for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if t.user_attrs.get("confirmed") and t.user_attrs.get("status") == "reached"
     ]
-    return min(confirmed, key=lambda t: t.value) if confirmed else None
+    try:
+        from convtune.scaling import best_confirmed
+    except ImportError:
+        best = None
+    else:
+        best = best_confirmed(study)
+    if best is not None:
+        reached = [t for t in reached if t.number in set(best.get("trials", ()))] or reached
+    return min(reached, key=lambda t: t.value) if reached else None
 
 
 def predicted_document(study: Any, spec: Any) -> ExportDocument:

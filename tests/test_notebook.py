@@ -1,0 +1,76 @@
+"""notebooks/analyze_study.ipynb runs headlessly (nbclient, the venv's python3 kernel) on a small
+study made here, and the copy in git carries no outputs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from convtune.spec import StudySpec
+
+SPACE = {
+    "peak_lr": {"choices": [3.0e-3, 1.0e-2]},
+    "warmup_steps": 2,
+    "horizon_samples": 6144,
+    "schedule": "cosine",
+    "micro_batch_size": 32,
+    "optimizer": "adamw",
+}
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "analyze_study.ipynb"
+
+
+def test_notebook_in_git_has_no_outputs() -> None:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None, "clear the notebook's outputs"
+
+
+def test_notebook_runs_on_a_small_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbclient import NotebookClient
+
+    from convtune.study import create_study, run_study
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    spec = StudySpec.from_dict(
+        {
+            "workload": "digits",
+            "space": SPACE,
+            "target": "accuracy>=0.9",
+            "cost": "samples",
+            "max_cost": 6144,
+            "eval_every": {"samples": 1024},
+            "pruner": "none",
+        }
+    )
+    study = create_study("nb", spec, url)
+    study.enqueue_trial({"peak_lr": 3.0e-3}, user_attrs={"baseline": True})
+    study.enqueue_trial({"peak_lr": 1.0e-2})
+    run_study("nb", n_trials=2, storage=url)
+
+    out = tmp_path / "out"
+    monkeypatch.setenv("CONVTUNE_STUDY", "nb")
+    monkeypatch.setenv("CONVTUNE_STORAGE", url)
+    monkeypatch.setenv("CONVTUNE_NOTEBOOK_OUT", str(out))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+
+    text = "\n".join(
+        o.get("text", "")
+        + str(o.get("data", {}).get("text/plain", ""))
+        + str(o.get("data", {}).get("text/markdown", ""))
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    )
+    assert "study nb: target accuracy>=0.9" in text
+    assert any("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    for name in ("best.yaml", "best.json", "best.hf.json", "best.py"):
+        assert (out / name).is_file(), name
+    assert "Traceback" not in text and os.environ.get("CONVTUNE_STUDY") == "nb"
