@@ -14,6 +14,7 @@ Usage::
     python benchmarks/record_curves.py --workload digits          # ~2-4 s per run
     python benchmarks/record_curves.py --workload charlm          # ~8-20 s per run
     python benchmarks/record_curves.py --workload charlm --limit 10 --max-minutes 5
+    python benchmarks/record_curves.py --workload charlm --shard 1/2   # a second worker
     python benchmarks/record_curves.py --list                     # what is recorded
 """
 
@@ -191,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="charlm")
     parser.add_argument("--limit", type=int, default=None, help="record at most this many new runs")
     parser.add_argument("--max-minutes", type=float, default=None, help="start no run after this")
+    parser.add_argument("--shard", default="0/1", help="I/N: record grid points I, I+N, I+2N, ... only")
     parser.add_argument("--list", action="store_true", help="count recorded runs and exit")
     parser.add_argument("--out", type=Path, default=DATA)
     args = parser.parse_args(argv)
@@ -206,9 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     done = recorded_keys(args.out)
     config = config_for(args.workload)
+    index, count = (int(x) for x in args.shard.split("/"))
     todo = [
         k
-        for k in grid(args.workload)
+        for k in grid(args.workload)[index::count]
         if run_key(args.workload, recipe_for(args.workload, k), config) not in done
     ]
     print(f"{args.workload}: {len(done)} runs in file, {len(todo)} grid points left", flush=True)
@@ -218,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.max_minutes is not None and time.monotonic() - start > 60 * args.max_minutes:
             print("time is up; rerun to resume", flush=True)
             break
+        if run_key(args.workload, recipe_for(args.workload, knobs), config) in recorded_keys(args.out):
+            continue  # another shard (or session) recorded it meanwhile
         run = record_one(args.workload, wl, knobs)
         with args.out.open("a") as fh:
             fh.write(json.dumps(run, separators=(",", ":")) + "\n")
