@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	# The notebook test runs a python3 kernel from this venv (nbclient); register it here.
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 > /dev/null
 	@touch $(STAMP)
 
 demo: $(STAMP)
