@@ -54,6 +54,8 @@ _MIN_FORECAST_SIGMA = 0.2
 # Selection is risk-averse by this many standard deviations (log scale): a candidate far from
 # every trial needs a clearly better mean to beat one next to measured data.
 _RISK = 0.5
+# Knobs the parametric fits model, so candidates may take values no trial tried.
+_MODELLED = {"micro_batch_size", "grad_accum_steps", "global_batch_size", "world_size", "precision"}
 
 
 def _z(level: float) -> float:
@@ -257,12 +259,12 @@ class StepsFit:
         sd = math.sqrt(self.cov[i][i]) if math.isfinite(self.cov[i][i]) else math.inf
         mid, z = self._get(name), _z(self.level)
         if not math.isfinite(sd):
-            return (-math.inf if transform is float else 0.0, math.inf)
+            return (-math.inf if transform is float else 0.0, math.inf)  # unidentified
         return (transform(mid - z * sd), transform(mid + z * sd))
 
     @property
     def b_noise_interval(self) -> tuple[float, float] | None:
-        return self._interval("log_b_noise", math.exp)
+        return self._interval("log_b_noise", lambda v: math.exp(min(v, 700.0)))
 
     @property
     def lr_exponent_interval(self) -> tuple[float, float] | None:
@@ -676,15 +678,70 @@ class ScalingModel:
         while len(out) < n + len(self.points) + len(ranked) * (n // 10):
             out.append(sample_params(self.space, rng))
         seen, unique = set(), []
+        tried = self._tried_categoricals()
+        lr_ranges = self._lr_ranges()
         for params in out:
             key = params_key(params)
-            if key not in seen:
-                seen.add(key)
-                unique.append(params)
+            if key in seen or self._categoricals(params) not in tried:
+                continue
+            seen.add(key)
+            unique.append(params)
+        # LR stays within 2× of what trials of the same optimizer ran (scaled to the batch by the
+        # fitted exponent): the optimum LR is optimizer-specific (Lion's is ~5× below AdamW's),
+        # and the shared LR fit cannot know that from a few trials.
+        if lr_ranges:
+            recipes = [self.recipe_of(p) for p in unique]
+            unique = [
+                p
+                for p, r in zip(unique, recipes, strict=True)
+                if (bounds := lr_ranges.get(r.optimizer_name)) is not None
+                and bounds[0] / 2 <= self._scaled_lr(r.effective_batch_size, r.peak_lr) <= bounds[1] * 2
+            ]
         return unique
 
-    def top(self, k: int = 1, *, n_candidates: int = 2000, seed: int = 0) -> list[Prediction]:
-        """The ``k`` best candidates by mean + ½ sd (log scale), fastest first, distinct params."""
+    def _lr_ranges(self) -> dict[str, tuple[float, float]]:
+        """Per optimizer, the lowest and highest batch-scaled LR a non-diverged trial ran."""
+        out: dict[str, tuple[float, float]] = {}
+        for p in self.points:
+            if p.diverged:
+                continue
+            lr = self._scaled_lr(p.batch, p.lr)
+            low, high = out.get(p.recipe.get("optimizer", "adamw"), (lr, lr))
+            out[p.recipe.get("optimizer", "adamw")] = (min(low, lr), max(high, lr))
+        return out
+
+    def _categoricals(self, params: Mapping[str, Any]) -> str:
+        """The choices no parametric fit models (schedule, optimizer, warm-up choices, clipping …)."""
+        from optuna.distributions import CategoricalDistribution
+
+        return json.dumps(
+            {
+                k: params.get(k)
+                for k, d in self.encoder.distributions.items()
+                if isinstance(d, CategoricalDistribution) and k.split(".")[-1] not in _MODELLED
+            },
+            sort_keys=True,
+            default=str,
+        )
+
+    def _tried_categoricals(self) -> set[str]:
+        """Combinations of unmodelled choices that some trial reached the target with.
+
+        Batch, LR, precision and world size move freely (the fits say how they scale); a
+        schedule or optimizer no reached trial used is never recommended on the regression's
+        extrapolation alone — with a handful of trials that guess is the commonest bad pick.
+        """
+        measured = [p for p in self.usable if p.measured] or self.usable
+        return {self._categoricals(p.params) for p in measured}
+
+    def top(
+        self, k: int = 1, *, n_candidates: int = 2000, seed: int = 0, min_distance: float = 0.1
+    ) -> list[Prediction]:
+        """The ``k`` best candidates by mean + ½ sd (log scale), fastest first.
+
+        Each pick lies at least ``min_distance`` (encoded space, ranges scaled to [0, 1]) from
+        the ones before it, so ``confirm --top 3`` runs three configurations, not one three times.
+        """
         candidates = self.candidates(n_candidates, seed=seed)
         preds = [
             p
@@ -692,7 +749,16 @@ class ScalingModel:
             if self._scaled_lr(p.recipe.effective_batch_size, p.recipe.peak_lr) < self.diverged_scaled_lr
         ]
         preds.sort(key=lambda p: p.log_mean + _RISK * p.log_sd)
-        return preds[:k]
+        chosen: list[Prediction] = []
+        codes: list[np.ndarray] = []
+        for pred in preds:
+            code = self.encoder.encode(pred.params)
+            if all(np.sqrt(np.sum((code - c) ** 2)) >= min_distance for c in codes):
+                chosen.append(pred)
+                codes.append(code)
+                if len(chosen) == k:
+                    break
+        return chosen
 
 
 def params_key(params: Mapping[str, Any]) -> str:

@@ -1,0 +1,201 @@
+"""How good is ``convtune.recommend`` after K short trials? Replayed on the recorded curve grid.
+
+Each study is a real Optuna study with convtune's sampler (TPE, multivariate, grouped), its
+pruner (TimeToTargetPruner) and its outcome attributes; a trial's training is a walk along the
+curve that ``benchmarks/record_curves.py`` recorded for its grid point (cost in samples), so a
+study of K trials costs seconds. The space searches ``peak_lr`` continuously (log range over the
+grid's LRs of both optimizers), so the recommender can land between grid points; a trial runs,
+and a recommendation is scored at, the nearest grid point (LR level nearest in log for that
+optimizer; batch 32×2 maps to 64×1, the same samples per step).
+
+Per K (trials per study) and seed: the true time-to-target of the recommended configuration and
+of the study's best measured trial, against the grid's best (regret), and the study's tuning cost
+(samples spent by all its trials) as a multiple of one full run of the grid's best configuration.
+
+Usage::
+
+    python benchmarks/recommend.py                          # digits, accuracy>=0.95, K=8,16,24, 10 seeds
+    python benchmarks/recommend.py --trials 12 --seeds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pruning import DEFAULT_TARGETS, Curve, load_grid  # noqa: E402
+from record_curves import DATA, WORKLOADS  # noqa: E402
+
+from convtune.curves import time_to_target  # noqa: E402
+from convtune.pruners import TimeToTargetPruner  # noqa: E402
+from convtune.scaling import recommend  # noqa: E402
+from convtune.spec import StudySpec  # noqa: E402
+from convtune.study import SPEC_ATTR, make_sampler  # noqa: E402
+from convtune.target import Target  # noqa: E402
+
+
+def space_for(workload: str) -> dict[str, Any]:
+    w = WORKLOADS[workload]
+    lrs = [lr for opt in w["lr"].values() for lr in opt]
+    return {
+        "peak_lr": {"low": min(lrs), "high": max(lrs), "log": True},
+        "warmup_steps": {"choices": sorted(set(w["warmup"]))},
+        "horizon_samples": w["horizon"],
+        "schedule": {"choices": ["cosine", "constant", "cyclic", "onecycle"]},
+        "micro_batch_size": {"choices": sorted({mb for mb, _ in w["batch"]})},
+        "grad_accum_steps": {"choices": sorted({acc for _, acc in w["batch"]})},
+        "optimizer": {"choices": list(w["lr"])},
+    }
+
+
+def grid_key(workload: str, recipe: dict[str, Any], grid: dict[tuple[Any, ...], Curve]) -> tuple[Any, ...]:
+    """The grid point nearest to a recipe (LR level nearest in log for its optimizer)."""
+    w = WORKLOADS[workload]
+    opt = recipe["optimizer"]
+    levels = w["lr"][opt]
+    level = min(range(len(levels)), key=lambda i: abs(math.log(levels[i] / recipe["peak_lr"])))
+    batches = {mb * acc: f"{mb}x{acc}" for mb, acc in w["batch"]}
+    eff = recipe["micro_batch_size"] * recipe["grad_accum_steps"]
+    batch = batches.get(eff) or batches[min(batches, key=lambda b: abs(math.log(b / eff)))]
+    warmup = 0 if recipe["schedule"] == "onecycle" else recipe["warmup_steps"]
+    return (opt, level, batch, recipe["schedule"], warmup)
+
+
+def run_study(
+    workload: str, grid: dict[tuple[Any, ...], Curve], target: Target, n_trials: int, seed: int
+) -> dict[str, Any]:
+    budget = float(WORKLOADS[workload]["horizon"])
+    spec = StudySpec.from_dict(
+        {
+            "workload": workload,
+            "space": space_for(workload),
+            "target": str(target),
+            "cost": "samples",
+            "max_cost": budget,
+            "seed": seed,
+        }
+    )
+    space = spec.search_space
+    pruner = TimeToTargetPruner(target, max_cost=budget)
+    study = optuna.create_study(direction="minimize", sampler=make_sampler(spec), pruner=pruner)
+    study.set_user_attr(SPEC_ATTR, spec.to_dict())
+    spent = [0.0]
+
+    def objective(trial: optuna.Trial) -> float:
+        recipe = space.recipe(trial).to_dict()
+        key = grid_key(workload, recipe, grid)
+        curve = grid[key]
+        levels = WORKLOADS[workload]["lr"][key[0]]
+        recipe["peak_lr"] = levels[key[1]]  # what ran: the grid point's LR
+        trial.set_user_attr("recipe", recipe)
+        trial.set_user_attr("effective_batch_size", recipe["effective_batch_size"])
+        trial.set_user_attr("lr_schedule", curve.schedule_dict)
+        seen = 0
+        for i, (samples, value) in enumerate(zip(curve.samples, curve.metric, strict=True)):
+            spent[0] += samples - (curve.samples[i - 1] if i else 0.0)
+            seen = i + 1
+            if not math.isfinite(value):
+                trial.set_user_attr("status", "diverged")
+                return 1e3 * budget * 1e6
+            trial.report(float(value), step=int(samples))
+            if target.is_reached(value):
+                ttt = time_to_target(curve.samples[:seen], curve.metric[:seen], target)
+                trial.set_user_attr("status", "reached")
+                trial.set_user_attr("time_to_target", ttt)
+                return ttt
+            if trial.should_prune():
+                break
+        frozen = study._storage.get_trial(trial._trial_id)
+        forecast = pruner.decide(study, frozen).forecast or pruner.forecast_trial(study, frozen)
+        for k, v in forecast.to_attrs().items():
+            trial.set_user_attr(k, v)
+        last = float(curve.samples[seen - 1])
+        est = forecast.estimate
+        trial.set_user_attr("status", "stopped" if seen < curve.samples.size else "budget")
+        if math.isfinite(est) and last < est < 1e3 * budget:
+            trial.set_user_attr("predicted_time_to_target", est)
+            return est
+        finite = curve.metric[:seen][np.isfinite(curve.metric[:seen])]
+        gap = target.gap(float(finite[-1])) if finite.size else 1e6
+        return 1e3 * budget * (1 + min(gap, 1e6))
+
+    study.optimize(objective, n_trials=n_trials)
+    reached = [t for t in study.trials if t.user_attrs.get("status") == "reached"]
+    measured = min((t.value for t in reached), default=math.inf)
+    started = time.perf_counter()
+    try:
+        rec = recommend(study, spec, n_candidates=1000)
+        rec_key = grid_key(workload, rec.recipe.to_dict(), grid)
+        rec_ttt = grid[rec_key].ttt
+        between = not any(
+            math.isclose(rec.recipe.peak_lr, lr, rel_tol=1e-6) for lr in WORKLOADS[workload]["lr"][rec_key[0]]
+        )
+        predicted = rec.time_to_target
+    except ValueError:
+        rec_ttt, between, predicted = measured, False, math.nan
+    return {
+        "spent": spent[0],
+        "measured": measured,
+        "recommended": rec_ttt,
+        "predicted": predicted,
+        "between": between,
+        "rec_seconds": time.perf_counter() - started,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", default="digits")
+    parser.add_argument("--target", default=None)
+    parser.add_argument("--trials", type=int, nargs="+", default=[8, 16, 24])
+    parser.add_argument("--seeds", type=int, default=10)
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    target = Target.parse(args.target or DEFAULT_TARGETS[args.workload])
+    grid = load_grid(args.workload, target, DATA)
+    if not grid:
+        print(f"no recorded curves for {args.workload} in {DATA}: run benchmarks/record_curves.py first")
+        return 1
+    best = min(c.ttt for c in grid.values())
+    n_reach = sum(math.isfinite(c.ttt) for c in grid.values())
+    print(
+        f"{args.workload}, target {target}: {len(grid)} grid points, {n_reach} reach it; "
+        f"grid best {best:.0f} samples (one full run of the best config = 1.0× cost)"
+    )
+    header = (
+        "| K trials | recommended: median regret | within 10% | measured best: median regret | within 10% "
+        "| between grid LRs | tuning cost (× best run) | recommend s |"
+    )
+    print(header)
+    print("|" + "---|" * 8)
+    for k in args.trials:
+        rows = [run_study(args.workload, grid, target, k, seed) for seed in range(args.seeds)]
+        rec = [r["recommended"] / best - 1 for r in rows]
+        meas = [r["measured"] / best - 1 for r in rows]
+        cost = [r["spent"] / best for r in rows]
+
+        def share(xs: list[float]) -> str:
+            return f"{sum(x <= 0.1 for x in xs)}/{len(xs)}"
+
+        print(
+            f"| {k} | {statistics.median(rec):.1%} | {share(rec)} | {statistics.median(meas):.1%} | {share(meas)} "
+            f"| {sum(r['between'] for r in rows)}/{len(rows)} | {statistics.median(cost):.1f} "
+            f"(min {min(cost):.1f}) | {statistics.median(r['rec_seconds'] for r in rows):.2f} |"
+        )
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
