@@ -432,9 +432,11 @@ def run_study(
     """Run trials of study ``name`` inside ``study.optimize()`` (heartbeats and retries need it).
 
     ``world_size`` overrides the spec's ranks per trial. ``executor``: ``auto`` trains one-rank
-    Workload trials in this process (no launch, no channel: measured cheaper, same result) and
-    everything else (more ranks, nodes, scripts, commands) in torchrun-launched warm ranks;
-    ``elastic`` always launches; ``inprocess`` never does. ``launch`` sets rendezvous options and
+    Workload trials in this process (no launch, no channel) and everything else (more ranks,
+    nodes, scripts, commands) in torchrun-launched warm ranks; ``elastic`` always launches;
+    ``inprocess`` never does. Measured on 2 cores (benchmarks/ddp_scaling.py): a warm rank runs
+    with ``OMP_WAIT_POLICY=PASSIVE``, which this process cannot set after torch is loaded, and was
+    10× faster than in-process training at 2 threads; warm-rank overhead is a few % of a trial. ``launch`` sets rendezvous options and
     the collective timeout; ``local_workers`` is how many tuning processes share this machine.
     """
     from convtune.launcher import ElasticExecutor, LaunchOptions
