@@ -171,7 +171,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--samples", type=int, default=16_384, help="samples per throughput run")
+    parser.add_argument("--samples", type=int, default=4096, help="samples per throughput run")
     parser.add_argument("--trial-seconds", type=float, default=30.0)
     parser.add_argument("--trials", type=int, default=3)
     args = parser.parse_args()

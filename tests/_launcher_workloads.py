@@ -33,7 +33,13 @@ class Linear:
         self.x = torch.randn(512, 8, generator=g)
         self.w_true = torch.randn(8, 3, generator=g)
         self.y = self.x @ self.w_true + 0.1 * torch.randn(512, 3, generator=g)
-        self.log, self.fault, self.fault_rank, self.fault_step, self.marker = log, fault, fault_rank, fault_step, marker
+        self.log, self.fault, self.fault_rank, self.fault_step, self.marker = (
+            log,
+            fault,
+            fault_rank,
+            fault_step,
+            marker,
+        )
         self.calls = 0
 
     def build_model(self) -> nn.Module:

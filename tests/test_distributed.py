@@ -18,7 +18,9 @@ from convtune.spec import StudySpec
 from convtune.workloads import build_workload
 
 WORKLOAD = f"{Path(__file__).parent / '_launcher_workloads.py'}:Linear"
-CONFIG = EngineConfig(eval_every=4, eval_unit="steps", cost="samples", max_cost=8 * 16, seed=3)  # 8 steps of 16 samples
+CONFIG = EngineConfig(
+    eval_every=4, eval_unit="steps", cost="samples", max_cost=8 * 16, seed=3
+)  # 8 steps of 16 samples
 
 
 def recipe(world_size: int, accum: int, micro: int = 8) -> Recipe:

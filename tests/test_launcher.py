@@ -26,7 +26,12 @@ from convtune.study import create_study, run_study
 
 WORKLOAD = f"{Path(__file__).parent / '_launcher_workloads.py'}:Linear"
 RECIPE = Recipe(
-    peak_lr=0.05, horizon_samples=10_000, schedule="constant", micro_batch_size=8, world_size=2, optimizer="sgd"
+    peak_lr=0.05,
+    horizon_samples=10_000,
+    schedule="constant",
+    micro_batch_size=8,
+    world_size=2,
+    optimizer="sgd",
 )
 CONFIG = EngineConfig(eval_every=2, eval_unit="steps", cost="samples", max_cost=40 * 16, seed=1)
 SPACE = {
@@ -142,7 +147,9 @@ def test_a_failing_rank_fails_its_trial_and_the_next_trial_runs(tmp_path, token,
     if fault == "kill":
         assert "rank 1" in first.user_attrs["error"]
     else:
-        assert first.user_attrs["error"].startswith("RuntimeError: deliberate failure in rank 1 at _launcher_workloads.py:")
+        assert first.user_attrs["error"].startswith(
+            "RuntimeError: deliberate failure in rank 1 at _launcher_workloads.py:"
+        )
     assert second.state == TrialState.COMPLETE and second.user_attrs["status"] == "budget"
     assert second.user_attrs["world_size"] == 2 and second.user_attrs["backend"] == "gloo"
 
@@ -188,7 +195,10 @@ def test_two_nodes_over_loopback(tmp_path, token):
         study = run_study("s", n_trials=2, storage=storage, launch=options)
         trials = study.get_trials(deepcopy=False)
         assert [t.state for t in trials] == [TrialState.COMPLETE] * 2
-        assert all(t.user_attrs["world_size"] == 2 and len(t.user_attrs["rank_samples_per_second"]) == 2 for t in trials)
+        assert all(
+            t.user_attrs["world_size"] == 2 and len(t.user_attrs["rank_samples_per_second"]) == 2
+            for t in trials
+        )
         assert follower.wait(timeout=60) == 0, follower.stdout.read().decode()[-2000:]
     finally:
         if follower.poll() is None:

@@ -63,7 +63,17 @@ def token(monkeypatch):
     "workload",
     [
         {"script": SCRIPT, "args": ["--hidden", "32"]},
-        {"command": [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", SCRIPT]},
+        {
+            "command": [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc-per-node",
+                "2",
+                SCRIPT,
+            ]
+        },
     ],
     ids=["script", "command"],
 )
@@ -87,7 +97,9 @@ def test_external_workload_reports_and_stops_on_every_rank(workload):
 
 def test_a_failing_script_fails_the_trial_with_its_own_error():
     with ElasticExecutor(spec({"script": SCRIPT, "args": ["--fail-at-step", "5"]})) as executor:
-        with pytest.raises(RankFailed, match=r"RuntimeError: deliberate failure at step 5 at external_train.py:\d+ in main"):
+        with pytest.raises(
+            RankFailed, match=r"RuntimeError: deliberate failure at step 5 at external_train.py:\d+ in main"
+        ):
             executor.run(RECIPE, CONFIG, lambda p: False)
 
 
