@@ -33,6 +33,8 @@ _BLIND_REACH = 20.0
 # Future evaluations simulated with observation noise (thinned beyond this many).
 _MAX_NOISY_EVALS = 256
 _NOISY_CROSSINGS = True
+# Without a prior, an interval needs this many more points than the model has parameters.
+_MIN_DOF = 2
 
 
 @dataclass(frozen=True)
@@ -288,6 +290,11 @@ def forecast_time_to_target(
     low = min(_quantile(crossing, tail), estimate)
     high = max(_quantile(crossing, 1.0 - tail), estimate)
     low = max(low, c_last)
+    if prior is None and cf.size < best.n_params + _MIN_DOF:
+        # As many points as parameters (or one more): the fit interpolates them, the Laplace
+        # spread means nothing, and the optimistic end is unknown (seen on recorded charlm
+        # curves: 3-5 points gave low = inf or several times the true crossing).
+        low = c_last
     if horizon is not None:
         probability = float(np.mean(crossing <= horizon))
     else:

@@ -190,7 +190,7 @@ class TimeToTargetPruner(BasePruner):
             return PruneDecision(False, "reached", forecast, incumbent)
         if forecast.diverged:
             return PruneDecision(True, "diverged", forecast, incumbent)
-        if forecast.low >= incumbent * (1.0 + self._margin):
+        if math.isfinite(incumbent) and forecast.low >= incumbent * (1.0 + self._margin):
             return PruneDecision(True, "cannot-beat-incumbent", forecast, incumbent)
         if self._max_cost is not None and forecast.low > self._max_cost:
             return PruneDecision(True, "cannot-reach-by-max-cost", forecast, incumbent)
