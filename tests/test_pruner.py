@@ -242,3 +242,18 @@ def test_concurrent_workers_decide_as_a_fresh_pruner_would(tmp_path: Path) -> No
 def test_invalid_arguments(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         TimeToTargetPruner(TARGET, **bad)  # type: ignore[arg-type]
+
+
+def test_without_an_incumbent_only_the_cost_cap_prunes() -> None:
+    # A first trial whose curve levels off above the target: its optimistic forecast is inf,
+    # and with no finished trial there is nothing to beat. inf >= inf used to prune it as
+    # "cannot-beat-incumbent" (every early trial of a replayed charlm study died that way).
+    params = [{"speed": 0.05, "floor": 2.2}]
+    study = run(TimeToTargetPruner(TARGET), params, n_reports=12)
+    (trial,) = study.trials
+    assert trial.state == TrialState.COMPLETE and last_step(trial) == 12 * EVERY
+    capped = TimeToTargetPruner(TARGET, max_cost=100 * EVERY)
+    study = run(capped, params, n_reports=12)
+    decision = capped.decide(study, study.trials[0])
+    assert study.trials[0].state == TrialState.PRUNED
+    assert decision.reason == "cannot-reach-by-max-cost" and decision.incumbent == math.inf
