@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -159,10 +160,35 @@ def study_run(
     executor: Annotated[
         str, typer.Option(help="auto (in-process for 1-rank workloads), elastic or inprocess.")
     ] = "auto",
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            "-w",
+            help="Worker processes here, each with its slice of the GPUs or cores (needs a journal "
+            "or PostgreSQL storage when > 1). The same command on another machine joins the study.",
+        ),
+    ] = 1,
 ) -> None:
-    """Run trials: real training, pruned as soon as a trial cannot beat the best so far."""
+    """Run trials: real training, pruned as soon as a trial cannot beat the best so far.
+
+    Ctrl-C stops the ranks, marks the running trial(s) interrupted and exits with status 130;
+    the same command resumes the study.
+    """
+    from convtune.errors import ConfigError
     from convtune.launcher import LaunchOptions
     from convtune.study import TrialEvent, open_study, run_study
+
+    if n_trials is not None and n_trials < 1:
+        raise ConfigError(
+            f"--n-trials {n_trials}", where="--n-trials", fix="give 1 or more (or leave it out)"
+        )
+    if timeout is not None and not timeout > 0:
+        raise ConfigError(
+            f"--timeout {timeout:g}", where="--timeout", fix="give a positive number of seconds"
+        )
+    if workers < 1:
+        raise ConfigError(f"--workers {workers}", where="--workers", fix="give 1 or more")
 
     launch = LaunchOptions(
         nnodes=nnodes,
@@ -173,6 +199,9 @@ def study_run(
     )
 
     _, spec = open_study(name, storage)
+    if workers > 1:
+        _run_workers(name, spec, workers, n_trials, timeout, storage, world_size, executor, launch)
+        return
     unit = "samples" if spec.cost == "samples" else "s"
     cap = spec.max_cost if math.isfinite(spec.max_cost) else None
     with Progress(
@@ -208,19 +237,91 @@ def study_run(
             progress.update(trials_task, advance=1, info=info)
             progress.reset(current, total=cap, visible=False)
 
-        study = run_study(
+        try:
+            study = run_study(
+                name,
+                n_trials=n_trials,
+                timeout=timeout,
+                storage=storage,
+                on_event=on_event,
+                world_size=world_size,
+                executor=executor,
+                launch=launch,
+                local_workers=local_workers,
+            )
+        except KeyboardInterrupt:
+            progress.stop()
+            _interrupted(name, storage)
+    _print_trials(study, spec)
+    _print_best(study, spec, storage)
+
+
+def _interrupted(name: str, storage: str | None) -> None:
+    """Ctrl-C: exit status 130 (click would say "Aborted!" and exit 1)."""
+    again = f"convtune study run {shlex.quote(name)}" + (" --storage …" if storage else "")
+    err_console.print(
+        f"convtune: interrupted; the running trial is marked interrupted. Resume with: {again}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    raise SystemExit(130)
+
+
+def _run_workers(
+    name: str,
+    spec: Any,
+    workers: int,
+    n_trials: int | None,
+    timeout: float | None,
+    storage: str | None,
+    world_size: int | None,
+    executor: str,
+    launch: Any,
+) -> None:
+    from convtune.storage import resolve_storage_url
+    from convtune.study import TrialEvent, open_study
+    from convtune.workers import check_workers, run_workers
+
+    check_workers(resolve_storage_url(storage or spec.storage), workers)
+    unit = "samples" if spec.cost == "samples" else "s"
+
+    def on_event(event: TrialEvent) -> None:
+        if event.kind != "done":
+            return
+        done = f"trial {event.trial}: {event.status}"
+        if event.status == "reached":
+            done += f" in {_fmt(event.value)} {unit}"
+        console.print(done, markup=False, highlight=False)
+
+    def on_note(message: str) -> None:
+        err_console.print(f"convtune: {message}", markup=False, highlight=False, soft_wrap=True)
+
+    try:
+        report = run_workers(
             name,
+            workers=workers,
             n_trials=n_trials,
             timeout=timeout,
             storage=storage,
-            on_event=on_event,
             world_size=world_size,
             executor=executor,
             launch=launch,
-            local_workers=local_workers,
+            on_event=on_event,
+            on_note=on_note,
         )
+    except KeyboardInterrupt:
+        _interrupted(name, storage)
+    if report.exit_status == 130:
+        _interrupted(name, storage)
+    if report.error is not None:
+        err_console.print(f"convtune: error: {report.error}", markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(2)
+    study, _ = open_study(name, storage)
     _print_trials(study, spec)
     _print_best(study, spec, storage)
+    if report.exit_status:
+        raise SystemExit(report.exit_status)
 
 
 @study_app.command("follow")
@@ -455,6 +556,9 @@ def dashboard(
 
 def main() -> None:
     """Entry point: user errors become one line and exit status 2 (usage errors already do)."""
+    # Before torch loads: spinning OpenMP threads collapse throughput (~10× here) as soon as
+    # anything else runs on the machine; passive waiting costs nothing measurable when idle.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import warnings
 
     import optuna

@@ -8,10 +8,14 @@ embedded SQLite file under ``studies/``: nothing to start, one writer at a time.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import optuna
 from optuna.storages import BaseStorage
@@ -24,6 +28,49 @@ ENV_VAR = "CONVTUNE_STORAGE"
 HEARTBEAT_INTERVAL = 10
 GRACE_PERIOD = 30
 MAX_RETRY = 2
+# Tests (and impatient users) shorten both: a dead worker's trial is failed after the grace period.
+HEARTBEAT_ENV = "CONVTUNE_HEARTBEAT_INTERVAL"
+GRACE_ENV = "CONVTUNE_GRACE_PERIOD"
+# A lost database connection is retried with backoff (0.5 s, 1 s, 2 s, … capped at 8 s) for this long.
+RECONNECT_ENV = "CONVTUNE_RECONNECT_SECONDS"
+RECONNECT_SECONDS = 60.0
+
+
+def _env_seconds(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise StorageError(f"{raw!r} is not a whole number of seconds", where=f"${name}") from None
+    if value <= 0:
+        raise StorageError(f"{value} must be positive", where=f"${name}")
+    return value
+
+
+def heartbeat_settings() -> tuple[int, int]:
+    """Heartbeat interval and grace period in seconds ($CONVTUNE_HEARTBEAT_INTERVAL/_GRACE_PERIOD)."""
+    interval = _env_seconds(HEARTBEAT_ENV, HEARTBEAT_INTERVAL)
+    grace = _env_seconds(
+        GRACE_ENV, max(GRACE_PERIOD, 3 * interval) if HEARTBEAT_ENV in os.environ else GRACE_PERIOD
+    )
+    if grace <= interval:
+        raise StorageError(
+            f"grace period {grace} s must exceed the heartbeat interval {interval} s",
+            where=f"${GRACE_ENV}",
+            fix="make it at least twice the interval",
+        )
+    return interval, grace
+
+
+def is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite:")
+
+
+def is_journal(url: str) -> bool:
+    """Journal storages (file, Redis) have no heartbeats in Optuna 5: convtune leases their trials."""
+    return url.startswith(("journal://", "redis://", "rediss://"))
 
 
 def default_storage_url(directory: Path | None = None) -> str:
@@ -41,27 +88,40 @@ def redact(url: str) -> str:
     return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
+_DEFAULT: Any = object()
+
+
 def open_storage(
     url: str | None = None,
     *,
-    heartbeat_interval: int | None = HEARTBEAT_INTERVAL,
-    grace_period: int | None = GRACE_PERIOD,
+    heartbeat_interval: int | None = _DEFAULT,
+    grace_period: int | None = _DEFAULT,
     max_retry: int = MAX_RETRY,
 ) -> BaseStorage:
-    """Open the storage behind ``url``; a :class:`StorageError` says what is wrong and how to fix it."""
+    """Open the storage behind ``url``; a :class:`StorageError` says what is wrong and how to fix it.
+
+    Heartbeat interval and grace period default to 10 s and 30 s, or ``$CONVTUNE_HEARTBEAT_INTERVAL``
+    and ``$CONVTUNE_GRACE_PERIOD``; ``heartbeat_interval=None`` turns heartbeats off.
+    """
     url = resolve_storage_url(url)
     shown = redact(url)
+    if heartbeat_interval is _DEFAULT or grace_period is _DEFAULT:
+        env_interval, env_grace = heartbeat_settings()
+        heartbeat_interval = env_interval if heartbeat_interval is _DEFAULT else heartbeat_interval
+        grace_period = env_grace if grace_period is _DEFAULT else grace_period
     try:
         if url.startswith("journal://"):
             from optuna.storages.journal import JournalFileBackend, JournalStorage
 
             path = Path(url.removeprefix("journal://"))
             _ensure_parent(path, shown)
-            return JournalStorage(JournalFileBackend(str(path)))
+            return JournalStorage(JournalFileBackend(str(path), lock_obj=flock_journal_lock(str(path))))
         if url.startswith("redis://") or url.startswith("rediss://"):
             from optuna.storages.journal import JournalRedisBackend, JournalStorage
 
-            return JournalStorage(JournalRedisBackend(url))
+            # ``?prefix=NAME`` keeps separate journals apart in one Redis database.
+            url, prefix = _split_prefix(url)
+            return JournalStorage(JournalRedisBackend(url, prefix=prefix))
         if url.startswith("sqlite:///"):
             _ensure_parent(Path(url.removeprefix("sqlite:///")), shown)
         with warnings.catch_warnings():
@@ -76,11 +136,12 @@ def open_storage(
         raise StorageError(f"cannot open storage: {exc}", where=shown, fix=fix) from None
     except Exception as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise StorageError(
-            f"cannot open storage: {redact(message)}",
-            where=shown,
-            fix="check the URL, that the server is running, and your credentials",
-        ) from None
+        fix = (
+            "check that its directory is writable and its disk has space"
+            if url.startswith("sqlite")
+            else "check the URL, that the server is running, and your credentials"
+        )
+        raise StorageError(f"cannot open storage: {redact(message)}", where=shown, fix=fix) from None
 
 
 def _rdb_storage(
@@ -88,13 +149,153 @@ def _rdb_storage(
 ) -> BaseStorage:
     # Bounded retries: a trial that always kills its worker (e.g. out of memory) must not loop.
     retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
-    return optuna.storages.RDBStorage(
+    cls = optuna.storages.RDBStorage if url.startswith("sqlite") else ResilientRDBStorage
+    return cls(
         url,
         heartbeat_interval=heartbeat_interval,
         grace_period=grace_period,
         heartbeat_stale_trial_callback=retry if heartbeat_interval else None,
         engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else None,
     )
+
+
+_T = TypeVar("_T")
+
+
+def _transient(exc: BaseException) -> bool:
+    """A lost or refused database connection (worth retrying), not a bad query or a conflict."""
+    import sqlalchemy.exc
+
+    seen: BaseException | None = exc  # Optuna wraps SQLAlchemy's errors in StorageInternalError
+    while seen is not None:
+        if isinstance(seen, sqlalchemy.exc.DBAPIError) and seen.connection_invalidated:
+            return True
+        if isinstance(seen, (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> _T:
+        budget = float(os.environ.get(RECONNECT_ENV) or RECONNECT_SECONDS)
+        deadline = time.monotonic() + budget
+        delay, attempt = 0.5, 0
+        while True:
+            try:
+                return method(self, *args, **kwargs)
+            except optuna.exceptions.UpdateFinishedTrialError:
+                # A retried write whose first attempt committed before the connection broke.
+                if attempt and name == "set_trial_state_values":
+                    trial_id, state = args[0], kwargs.get("state", args[1] if len(args) > 1 else None)
+                    if self.get_trial(trial_id).state == state:
+                        return True  # type: ignore[return-value]
+                raise
+            except Exception as exc:
+                if not _transient(exc):
+                    raise
+                if time.monotonic() + delay > deadline:
+                    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                    raise StorageError(
+                        f"lost the database connection and could not reconnect within {budget:g} s "
+                        f"({redact(message)})",
+                        where=redact(str(self.url)),
+                        fix="check that the server is up; the study resumes with the same command",
+                    ) from None
+                warnings.warn(
+                    f"convtune: storage {name}: connection lost, retrying in {delay:g} s", stacklevel=2
+                )
+                time.sleep(delay)
+                delay, attempt = min(8.0, delay * 2), attempt + 1
+
+    return wrapper
+
+
+class ResilientRDBStorage(optuna.storages.RDBStorage):
+    """Optuna's RDB storage whose operations survive a lost connection.
+
+    Each operation runs in its own transaction, so a retried one is either wholly written or not
+    at all (never a half-written trial); a retried state change that had already committed is
+    recognised. After ``$CONVTUNE_RECONNECT_SECONDS`` (60 s) of failures it raises a
+    :class:`StorageError`.
+    """
+
+
+for _name in (
+    "create_new_study",
+    "delete_study",
+    "set_study_user_attr",
+    "set_study_system_attr",
+    "get_study_id_from_name",
+    "get_study_name_from_id",
+    "get_study_directions",
+    "get_study_user_attrs",
+    "get_study_system_attrs",
+    "get_all_studies",
+    "create_new_trial",
+    "set_trial_param",
+    "get_trial_id_from_study_id_trial_number",
+    "get_trial_number_from_id",
+    "get_trial_param",
+    "set_trial_state_values",
+    "set_trial_intermediate_value",
+    "set_trial_user_attr",
+    "set_trial_system_attr",
+    "get_trial",
+    "get_all_trials",
+    "get_n_trials",
+    "get_best_trial",
+    "record_heartbeat",
+    "_get_stale_trial_ids",
+    "get_trial_params",
+    "get_trial_user_attrs",
+    "get_trial_system_attrs",
+):
+    if hasattr(optuna.storages.RDBStorage, _name):
+        setattr(
+            ResilientRDBStorage, _name, _with_reconnect(_name, getattr(optuna.storages.RDBStorage, _name))
+        )
+
+
+def flock_journal_lock(path: str) -> Any:
+    """A journal file lock the kernel releases when its holder dies.
+
+    Optuna's default (a symlink lock file) outlives a worker killed while holding it, and every
+    other worker then waits 30 s for its forced release, long enough for their own leases to lapse.
+    ``flock`` on ``PATH.flock`` has no such state (local disks; NFS emulates it with fcntl locks).
+    """
+    import fcntl
+    import threading
+
+    from optuna.storages.journal._file import BaseJournalFileLock
+
+    class FlockLock(BaseJournalFileLock):
+        def __init__(self) -> None:
+            self._local = threading.local()
+
+        def acquire(self) -> bool:
+            fd = os.open(path + ".flock", os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._local.fd = fd
+            return True
+
+        def release(self) -> None:
+            fd = self._local.fd
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    return FlockLock()
+
+
+def _split_prefix(url: str) -> tuple[str, str]:
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    prefix = next((v for k, v in query if k == "prefix"), "")
+    rest = urlencode([(k, v) for k, v in query if k != "prefix"])
+    return urlunsplit(parts._replace(query=rest)), prefix
 
 
 def _ensure_parent(path: Path, shown: str) -> None:

@@ -19,9 +19,12 @@ Values are in the study's cost unit (seconds for ``wallclock``/``device_seconds`
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import logging
 import math
+import time
 import traceback
 import warnings
 from collections.abc import Callable
@@ -302,6 +305,12 @@ class Objective:
             result = self.executor.run(recipe, config, reporter)
         except ConvtuneError:
             raise
+        except KeyboardInterrupt:
+            # Ctrl-C: Optuna marks the trial FAIL and re-raises; say why (it is not the config's fault).
+            with contextlib.suppress(Exception):
+                trial.set_user_attr("status", "interrupted")
+                trial.set_user_attr("reason", "interrupted (Ctrl-C or SIGTERM)")
+            raise
         except Exception as exc:
             trial.set_user_attr("status", "failed")
             trial.set_user_attr("error", describe_error(exc))
@@ -428,6 +437,9 @@ def run_study(
     launch: LaunchOptions | None = None,
     local_workers: int = 1,
     pruner: optuna.pruners.BasePruner | None = None,
+    sampler_seed: int | None = None,
+    claim: Callable[[], bool] | None = None,
+    after_each: Callable[[optuna.Study, FrozenTrial], None] | None = None,
 ) -> optuna.Study:
     """Run trials of study ``name`` inside ``study.optimize()`` (heartbeats and retries need it).
 
@@ -438,6 +450,10 @@ def run_study(
     with ``OMP_WAIT_POLICY=PASSIVE``, which this process cannot set after torch is loaded, and was
     10× faster than in-process training at 2 threads; warm-rank overhead is a few % of a trial. ``launch`` sets rendezvous options and
     the collective timeout; ``local_workers`` is how many tuning processes share this machine.
+
+    Worker processes (:mod:`convtune.workers`) pass their own ``sampler_seed``, and ``claim``:
+    called before each trial, False ends the run (``n_trials`` is then ignored). On journal
+    storages trials hold a lease instead of Optuna's heartbeat (which journals lack).
     """
     from convtune.launcher import ElasticExecutor, LaunchOptions
 
@@ -445,7 +461,9 @@ def run_study(
     if world_size is not None and world_size != spec.world_size:
         spec = spec.model_copy(update={"world_size": world_size})
         spec.search_space  # noqa: B018  (re-validate: a batch must still divide over the ranks)
-    study.sampler = make_sampler(spec)
+    study.sampler = make_sampler(
+        spec if sampler_seed is None else spec.model_copy(update={"seed": sampler_seed})
+    )
     study.pruner = pruner or make_pruner(spec)  # confirm runs pass NopPruner: full runs
     launch = launch or LaunchOptions(local_workers=local_workers)
     in_process = (
@@ -468,21 +486,101 @@ def run_study(
 
     # Per-trial plots as artifacts and a study note, for optuna-dashboard (failures only warn).
     hooks = DashboardHooks(spec, resolve_storage_url(storage or spec.storage))
-    objective = Objective(
+    inner = Objective(
         spec, executor=chosen, on_event=on_event, local_workers=local_workers, after_trial=hooks.after_trial
     )
+    callbacks: list[Callable[[optuna.Study, FrozenTrial], None]] = [hooks]
+    from convtune import workers
+    from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal
+
+    url = resolve_storage_url(storage or spec.storage)
+    if is_journal(url):
+        interval, grace = heartbeat_settings()
+        workers.sweep_stale(study, grace, MAX_RETRY)
+        callbacks.append(workers.LeaseSweep(grace, MAX_RETRY))
+        objective = _Leased(inner, interval)
+    else:
+        objective = _Leased(inner, None)
+    if after_each is not None:
+        callbacks.append(after_each)
+    # One trial per optimize() call: a trial failed under this worker by another one (its
+    # heartbeat or lease lapsed) ends that call with an error Optuna cannot tell apart; this
+    # loop recognises it and goes on. ``n_trials``/``timeout`` keep Optuna's meaning.
+    deadline = None if timeout is None else time.monotonic() + timeout
+    done = 0
     try:
-        study.optimize(
-            objective,
-            n_trials=n_trials,
-            timeout=timeout,
-            catch=(TrialFailed,),
-            gc_after_trial=True,
-            callbacks=[hooks],
-        )
+        while (
+            (claim is not None or n_trials is None or done < n_trials)
+            and (deadline is None or time.monotonic() < deadline)
+            and (claim is None or claim())
+        ):
+            try:
+                study.optimize(
+                    objective, n_trials=1, catch=(TrialFailed,), gc_after_trial=True, callbacks=callbacks
+                )
+            except (ValueError, AssertionError):
+                lost = objective.lost()
+                if lost is None:
+                    raise
+                warnings.warn(
+                    f"convtune: trial {lost} was failed by another worker while it ran here "
+                    "(its heartbeat or lease lapsed); it has been retried there",
+                    stacklevel=1,
+                )
+                if after_each is not None:
+                    after_each(study, study._storage.get_trial(objective.trial_id))
+            done += 1
     finally:
         chosen.close()
     return study
+
+
+class _QuietInterrupt(logging.Filter):
+    """Ctrl-C is no crash: Optuna's "trial failed" warning for it comes without a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+_quiet_interrupt = _QuietInterrupt()
+logging.getLogger("optuna.study._optimize").addFilter(_quiet_interrupt)
+
+
+class _Leased:
+    """Marks the trial with its worker and, on journal storages, holds its lease while it runs."""
+
+    def __init__(self, objective: Callable[[optuna.Trial], float], interval: float | None):
+        self.objective, self.interval = objective, interval
+        self.trial_id: int | None = None
+        self.study: optuna.Study | None = None
+
+    def lost(self) -> int | None:
+        """The number of this worker's last trial if another worker failed it meanwhile."""
+        if self.trial_id is None or self.study is None:
+            return None
+        trial = self.study._storage.get_trial(self.trial_id)
+        if trial.state == TrialState.FAIL and trial.user_attrs.get("status") != "interrupted":
+            return trial.number
+        return None
+
+    def __call__(self, trial: optuna.Trial) -> float:
+        from convtune.workers import WORKER_ATTR, Lease, worker_id
+
+        self.trial_id, self.study = trial._trial_id, trial.study
+        trial.set_user_attr(WORKER_ATTR, worker_id())
+        try:
+            if self.interval is None:
+                return self.objective(trial)
+            with Lease(trial.study._storage, trial._trial_id, self.interval):
+                return self.objective(trial)
+        except KeyboardInterrupt:
+            # Also after training (outcome, plots): the trial ends FAIL, marked as interrupted.
+            with contextlib.suppress(Exception):
+                trial.set_user_attr("status", "interrupted")
+                trial.set_user_attr("reason", "interrupted (Ctrl-C or SIGTERM)")
+            raise
 
 
 # ---- reading results ---------------------------------------------------------------------------

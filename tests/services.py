@@ -1,0 +1,126 @@
+"""PostgreSQL and Redis for tests: their URLs, a skip (or a CI failure) when unreachable, and cuts.
+
+``CONVTUNE_TEST_POSTGRES`` / ``CONVTUNE_TEST_REDIS`` name the services (defaults: the local ones).
+Where they are unreachable the tests skip with the reason, except under
+``CONVTUNE_REQUIRE_SERVICES=1`` (set by ``.ci/run``), where they fail. Each test tags its own
+connections (``application_name`` / ``client_name``) so cutting them never touches anyone else's.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+POSTGRES_DEFAULT = "postgresql://postgres@127.0.0.1:5432/test"
+REDIS_DEFAULT = "redis://127.0.0.1:6379/0"
+
+
+def _unreachable(what: str, url: str, exc: BaseException, env: str) -> None:
+    if os.environ.get("CONVTUNE_REQUIRE_SERVICES"):
+        pytest.fail(f"{what} required (CONVTUNE_REQUIRE_SERVICES=1) but unreachable at {url}: {exc}")
+    pytest.skip(f"no {what} at {url} ({type(exc).__name__}); set {env} to run this test")
+
+
+def tag(prefix: str = "convtune-test") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _with_query(url: str, key: str, value: str) -> str:
+    return f"{url}{'&' if '?' in url else '?'}{key}={value}"
+
+
+def postgres_url(app_name: str | None = None) -> str:
+    """The test PostgreSQL URL (tagged with ``application_name``), or skip/fail."""
+    base = os.environ.get("CONVTUNE_TEST_POSTGRES", POSTGRES_DEFAULT)
+    try:
+        import psycopg
+
+        psycopg.connect(base, connect_timeout=5).close()
+    except Exception as exc:  # noqa: BLE001
+        _unreachable("PostgreSQL", base, exc, "CONVTUNE_TEST_POSTGRES")
+    return _with_query(base, "application_name", app_name) if app_name else base
+
+
+def redis_url(client_name: str | None = None, prefix: str | None = None) -> str:
+    """The test Redis URL (tagged with ``client_name``, its journal under ``prefix``), or skip/fail."""
+    base = os.environ.get("CONVTUNE_TEST_REDIS", REDIS_DEFAULT)
+    try:
+        import redis
+
+        redis.Redis.from_url(base, socket_connect_timeout=5).ping()
+    except Exception as exc:  # noqa: BLE001
+        _unreachable("Redis", base, exc, "CONVTUNE_TEST_REDIS")
+    url = _with_query(base, "client_name", client_name) if client_name else base
+    return _with_query(url, "prefix", prefix) if prefix else url
+
+
+def cut_postgres(app_name: str) -> int:
+    """Terminate every server connection tagged ``app_name``; how many."""
+    import psycopg
+
+    base = os.environ.get("CONVTUNE_TEST_POSTGRES", POSTGRES_DEFAULT)
+    with psycopg.connect(base, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = %s",
+            (app_name,),
+        ).fetchall()
+    return len(rows)
+
+
+def cut_redis(client_name: str) -> int:
+    """``CLIENT KILL`` every connection named ``client_name``; how many."""
+    import redis
+
+    base = os.environ.get("CONVTUNE_TEST_REDIS", REDIS_DEFAULT)
+    r = redis.Redis.from_url(base)
+    killed = 0
+    for client in r.client_list():
+        if client.get("name") == client_name:
+            killed += int(r.execute_command("CLIENT", "KILL", "ID", client["id"]))
+    r.close()
+    return killed
+
+
+def drop_postgres_study(url: str, name: str) -> None:
+    import optuna
+
+    try:
+        optuna.delete_study(study_name=name, storage=url)
+    except KeyError:
+        pass
+
+
+def drop_redis_prefix(prefix: str) -> None:
+    """Delete a test's own journal (``redis://…?prefix=NAME``): every key under its prefix."""
+    import redis
+
+    r = redis.Redis.from_url(os.environ.get("CONVTUNE_TEST_REDIS", REDIS_DEFAULT))
+    keys = list(r.scan_iter(match=f"{prefix}:*", count=1000))
+    if keys:
+        r.delete(*keys)
+    r.close()
+
+
+def light_worker(url: str, name: str, n: int, reports: int) -> None:
+    """A worker process whose objective only reports a curve: storage load without training."""
+    import warnings
+
+    import optuna
+
+    from convtune.storage import open_storage
+
+    warnings.filterwarnings("ignore")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.load_study(study_name=name, storage=open_storage(url))
+
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0.0, 1.0)
+        for step in range(reports):
+            trial.report(x / (step + 1), step=step * 100)
+        trial.set_user_attr("curve", list(range(reports)))
+        return x
+
+    study.optimize(objective, n_trials=n)

@@ -1,0 +1,249 @@
+"""Faults on the real components: killed workers, Ctrl-C, lost database connections, a full disk.
+
+Heartbeat 1 s and grace 3 s ($CONVTUNE_HEARTBEAT_INTERVAL / $CONVTUNE_GRACE_PERIOD); the tests
+assert on trial states, with loose wall-clock bounds only as timeouts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import optuna
+import pytest
+import services
+import yaml
+from optuna.storages import RetryHeartbeatStaleTrialCallback
+from optuna.trial import TrialState
+
+from convtune.spec import StudySpec
+from convtune.storage import open_storage
+from convtune.study import create_study, open_study, run_study
+from convtune.workers import WORKER_ATTR, run_workers
+
+SPACE = {
+    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
+    "horizon_samples": 8192,
+    "schedule": "constant",
+    "micro_batch_size": 32,
+    "optimizer": {"choices": ["sgd"], "sgd": {"momentum": 0.9, "nesterov": True}},
+}
+SPEC = {
+    "workload": "digits",
+    "space": SPACE,
+    "target": "accuracy>=0.99",  # not reached: every trial runs to its cap
+    "cost": "samples",
+    "max_cost": 4096,
+    "eval_every": {"samples": 512},
+    "pruner": "none",
+    "seed": 0,
+}
+
+
+@pytest.fixture(autouse=True)
+def short_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONVTUNE_HEARTBEAT_INTERVAL", "1")
+    monkeypatch.setenv("CONVTUNE_GRACE_PERIOD", "3")
+    monkeypatch.setenv("CONVTUNE_RECONNECT_SECONDS", "30")
+
+
+def spec(**overrides: object) -> StudySpec:
+    return StudySpec.from_dict({**SPEC, **overrides})
+
+
+def _running_with_reports(url: str, name: str, reports: int = 2) -> optuna.trial.FrozenTrial | None:
+    study = optuna.load_study(study_name=name, storage=open_storage(url))
+    for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        if len(trial.intermediate_values) >= reports and WORKER_ATTR in trial.user_attrs:
+            return trial
+    return None
+
+
+def _wait_for(check: Callable[[], object], timeout: float, what: str) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def _assert_whole_curves(trials: list[optuna.trial.FrozenTrial]) -> None:
+    for t in trials:
+        if t.state == TrialState.COMPLETE:
+            assert list(t.intermediate_values) == t.user_attrs["curve"]["samples"], t.number
+
+
+@pytest.mark.parametrize("backend", ["journal", "postgresql"])
+def test_sigkilled_worker_trial_fails_after_grace_and_is_retried(backend: str, tmp_path: Path) -> None:
+    name = services.tag("kill")
+    url = f"journal://{tmp_path / 'kill.log'}" if backend == "journal" else services.postgres_url()
+    create_study(name, spec(), url)
+    killed: list[int] = []
+
+    def killer() -> None:
+        trial = _wait_for(lambda: _running_with_reports(url, name), 120, "a running trial")
+        assert isinstance(trial, optuna.trial.FrozenTrial)
+        pid = int(trial.user_attrs[WORKER_ATTR].rsplit(":", 1)[1])
+        killed.append(trial.number)
+        os.kill(pid, signal.SIGKILL)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    try:
+        report = run_workers(name, workers=2, n_trials=5, timeout=None, storage=url)
+        thread.join(timeout=5)
+        assert killed, "no trial was killed"
+        assert report.restarts == 1 and report.exit_status == 0
+        study, _ = open_study(name, url)
+        trials = study.trials
+        lost = trials[killed[0]]
+        assert lost.state == TrialState.FAIL, f"killed trial is {lost.state.name}"
+        retries = [
+            t for t in trials if RetryHeartbeatStaleTrialCallback.retried_trial_number(t) == lost.number
+        ]
+        assert len(retries) == 1 and retries[0].params == lost.params
+        assert retries[0].state == TrialState.COMPLETE
+        others = [t for t in trials if t.number != lost.number]
+        assert all(t.state == TrialState.COMPLETE for t in others), [t.state.name for t in others]
+        assert len(others) == 5, "the study still reaches its 5 trials"
+        _assert_whole_curves(trials)
+    finally:
+        if backend == "postgresql":
+            services.drop_postgres_study(url, name)
+
+
+def _cli(args: list[str], cwd: Path, tag: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "CONVTUNE_TEST_TAG": tag, "PYTHONWARNINGS": "ignore"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "convtune.cli", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _tagged_processes(tag: str) -> list[int]:
+    """Processes still alive carrying the test's tag in their environment (orphans)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().split()[2]
+        except OSError:
+            continue
+        if f"CONVTUNE_TEST_TAG={tag}".encode() in environ and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: int, tmp_path: Path) -> None:
+    url = f"journal://{tmp_path / 'int.log'}"
+    create_study("int", spec(), url)
+    tag = services.tag("sigint")
+    proc = _cli(
+        ["study", "run", "int", "-n", "4", "--storage", url, "--workers", str(workers)], tmp_path, tag
+    )
+    try:
+        _wait_for(lambda: _running_with_reports(url, "int", reports=1), 120, "a running trial")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, (proc.returncode, out[-2000:], err[-2000:])
+    assert "Traceback" not in err and "Aborted" not in err
+    assert "Resume with: convtune study run int" in err
+    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+    trials = open_study("int", url)[0].trials
+    interrupted = [t for t in trials if t.state == TrialState.FAIL]
+    assert interrupted and all(t.user_attrs.get("status") == "interrupted" for t in interrupted), [
+        (t.number, t.user_attrs.get("status"), t.user_attrs.get("error"), len(t.intermediate_values)) for t in trials
+    ]
+    assert not [t for t in trials if t.state == TrialState.RUNNING], "no trial left running"
+    _assert_whole_curves(trials)
+
+    # The same command resumes the study.
+    again = _cli(["study", "run", "int", "-n", "1", "--storage", url], tmp_path, tag)
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err[-2000:]
+    after = open_study("int", url)[0].trials
+    assert len([t for t in after if t.state == TrialState.COMPLETE]) == (
+        len([t for t in trials if t.state == TrialState.COMPLETE]) + 1
+    )
+
+
+class _Cutter(threading.Thread):
+    """Cuts the study's connections every ``every`` seconds until stopped; counts the cuts."""
+
+    def __init__(self, cut: Callable[[], int], every: float = 0.7):
+        super().__init__(daemon=True)
+        self.cut, self.every, self.cuts = cut, every, 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(self.every):
+            self.cuts += self.cut()
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "redis"])
+def test_lost_database_connection_is_retried_and_nothing_is_half_written(backend: str) -> None:
+    name = services.tag("cut")
+    client = services.tag("cut-client")
+    if backend == "postgresql":
+        url = services.postgres_url(client)
+        cutter = _Cutter(lambda: services.cut_postgres(client))
+    else:
+        url = services.redis_url(client, prefix=name)
+        cutter = _Cutter(lambda: services.cut_redis(client))
+    try:
+        create_study(name, spec(), url)
+        cutter.start()
+        run_study(name, n_trials=3, storage=url)
+        cutter.stop.set()
+        cutter.join()
+        assert cutter.cuts >= 2, f"only {cutter.cuts} connections were cut"
+        trials = open_study(name, url)[0].trials
+        assert [t.state for t in trials] == [TrialState.COMPLETE] * 3, [t.state.name for t in trials]
+        _assert_whole_curves(trials)
+        for t in trials:
+            assert t.user_attrs["status"] in ("budget", "reached", "stopped")
+    finally:
+        cutter.stop.set()
+        if backend == "postgresql":
+            services.drop_postgres_study(services.postgres_url(), name)
+        else:
+            services.drop_redis_prefix(name)
+
+
+def test_full_disk_under_sqlite_is_one_clear_line(tmp_path: Path) -> None:
+    """A full disk, made with a file-size limit (a tiny tmpfs needs privileges these tests lack)."""
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(SPACE))
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump({**SPEC, "space": "space.yaml"}))
+    code = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (32768, 32768))\n"
+        "from convtune.cli import main\n"
+        "sys.argv = ['convtune', 'study', 'create', 'full', '--config', 's.yaml',"
+        " '--storage', 'sqlite:///full/x.db']\n"
+        "main()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("convtune: error: sqlite:///full/x.db"), lines
+    assert "disk has space" in lines[0] and "Traceback" not in result.stderr

@@ -1,0 +1,165 @@
+"""Many workers on one study: slices of the machine, seeds, journal leases, and 8 workers on PostgreSQL."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+import services
+from optuna.storages import RetryHeartbeatStaleTrialCallback
+from optuna.storages._heartbeat import is_heartbeat_enabled
+from optuna.trial import TrialState
+
+from convtune.errors import ConfigError, StorageError
+from convtune.spec import StudySpec
+from convtune.storage import open_storage
+from convtune.study import create_study, open_study
+from convtune.workers import (
+    LEASE_ATTR,
+    WORKER_ATTR,
+    Lease,
+    check_workers,
+    plan_slices,
+    run_workers,
+    sweep_stale,
+    worker_seed,
+)
+
+SPACE = {
+    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
+    "horizon_samples": 4096,
+    "schedule": "constant",
+    "micro_batch_size": 32,
+    "optimizer": {"choices": ["sgd"], "sgd": {"momentum": 0.9, "nesterov": True}},
+}
+
+
+def tiny_spec(**overrides: object) -> StudySpec:
+    data = {
+        "workload": "digits",
+        "space": SPACE,
+        "target": "accuracy>=0.9",
+        "cost": "samples",
+        "max_cost": 2048,
+        "eval_every": {"samples": 512},
+        "pruner": "none",
+        "seed": 0,
+    }
+    data.update(overrides)
+    return StudySpec.from_dict(data)
+
+
+def test_optuna5_journal_storage_has_no_heartbeat(tmp_path: Path) -> None:
+    """The finding behind convtune's leases: journals neither beat nor fail stale trials."""
+    rdb = open_storage(f"sqlite:///{tmp_path / 'x.db'}")
+    journal = open_storage(f"journal://{tmp_path / 'x.log'}")
+    assert is_heartbeat_enabled(rdb)
+    assert not is_heartbeat_enabled(journal)
+    study = optuna.create_study(storage=journal)
+    study.ask()  # a worker that died right after asking
+    optuna.storages.fail_stale_trials(study)  # a silent no-op on journals
+    assert study.trials[0].state == TrialState.RUNNING
+
+
+def test_slices_give_each_worker_its_own_gpus_or_cores() -> None:
+    gpu = plan_slices(4, 2, gpus=[str(i) for i in range(8)], cpus=list(range(32)))
+    assert [s.env["CUDA_VISIBLE_DEVICES"] for s in gpu] == ["0,1", "2,3", "4,5", "6,7"]
+    with pytest.raises(ConfigError, match="need 10 GPUs, this node has 8"):
+        plan_slices(5, 2, gpus=[str(i) for i in range(8)], cpus=list(range(32)))
+    cpu = plan_slices(4, 1, gpus=[], cpus=list(range(8)))
+    assert [s.cpus for s in cpu] == [(0, 1), (2, 3), (4, 5), (6, 7)]
+    assert not any(s.shared for s in cpu) and all(not s.env for s in cpu)
+    crowded = plan_slices(8, 1, gpus=[], cpus=[0, 1])
+    assert [s.cpus for s in crowded] == [(0,), (1,)] * 4 and all(s.shared for s in crowded)
+
+
+def test_every_worker_gets_its_own_sampler_seed() -> None:
+    seeds = {worker_seed(0, i) for i in range(16)} | {worker_seed(0, 0, restart=1)}
+    assert len(seeds) == 17
+    assert worker_seed(0, 3) == worker_seed(0, 3)
+
+
+def test_sqlite_refuses_more_than_one_worker() -> None:
+    check_workers("sqlite:///x.db", 1)
+    with pytest.raises(StorageError, match="SQLite takes one writer") as info:
+        check_workers("sqlite:///x.db", 2)
+    assert "journal://" in info.value.one_line() and "postgresql://" in info.value.one_line()
+
+
+def test_journal_lease_fails_a_stale_trial_and_retries_it_twice_at_most(tmp_path: Path) -> None:
+    url = f"journal://{tmp_path / 'lease.log'}"
+    study = create_study("lease", tiny_spec(), url)
+    storage = study._storage
+
+    trial = study.ask()
+    trial.suggest_float("x", 0.0, 1.0)
+    with Lease(storage, trial._trial_id, interval=0.2):
+        first = storage.get_trial(trial._trial_id).user_attrs[LEASE_ATTR]
+        time.sleep(0.5)
+        renewed = storage.get_trial(trial._trial_id).user_attrs[LEASE_ATTR]
+        assert renewed > first, "the lease thread must renew while the trial runs"
+        assert sweep_stale(study, grace=3.0, max_retry=2) == [], "a live lease is not stale"
+    # The worker died: its lease is no longer renewed. After the grace period it is failed.
+    numbers = [trial.number]
+    for _ in range(3):
+        time.sleep(1.1)
+        assert sweep_stale(study, grace=1.0, max_retry=2) == [numbers[-1]]
+        assert sweep_stale(study, grace=1.0, max_retry=2) == [], "one sweep per stale trial"
+        failed = study._storage.get_trial(study.trials[numbers[-1]]._trial_id)
+        assert failed.state == TrialState.FAIL and failed.user_attrs["status"] == "failed"
+        waiting = study.get_trials(states=(TrialState.WAITING,))
+        if len(numbers) == 3:  # the original and two retries: no third retry
+            assert waiting == []
+            break
+        assert len(waiting) == 1 and waiting[0].params == {"x": trial.params["x"]}
+        assert RetryHeartbeatStaleTrialCallback.retried_trial_number(waiting[0]) == trial.number
+        assert "status" not in waiting[0].user_attrs, "the retry starts clean"
+        retry = study.ask()  # a worker pops the retry ... and dies too
+        assert retry.number == waiting[0].number
+        numbers.append(retry.number)
+    assert [t.state for t in study.trials] == [TrialState.FAIL] * 3
+
+
+def test_two_local_workers_share_a_journal_study(tmp_path: Path) -> None:
+    url = f"journal://{tmp_path / 'two.log'}"
+    create_study("two", tiny_spec(), url)
+    events: list[str] = []
+    report = run_workers(
+        "two", workers=2, n_trials=4, timeout=None, storage=url, on_event=lambda e: events.append(e.kind)
+    )
+    assert report.exit_status == 0 and report.error is None
+    study, _ = open_study("two", url)
+    trials = study.trials
+    assert [t.state for t in trials] == [TrialState.COMPLETE] * 4, [t.state for t in trials]
+    assert len({t.user_attrs[WORKER_ATTR] for t in trials}) == 2, "both workers must run trials"
+    assert len({t.params["peak_lr"] for t in trials}) == 4, "workers must not suggest the same config"
+    for t in trials:
+        assert list(t.intermediate_values) == t.user_attrs["curve"]["samples"]
+    assert events.count("done") == 4
+
+
+def test_eight_workers_on_postgres_lose_and_duplicate_nothing() -> None:
+    app = services.tag("load")
+    url = services.postgres_url(app)
+    name = services.tag("load-study")
+    try:
+        optuna.create_study(study_name=name, storage=open_storage(url))
+        ctx = mp.get_context("spawn")
+        # The workers import this light module (not this file, which imports torch).
+        procs = [ctx.Process(target=services.light_worker, args=(url, name, 4, 10)) for _ in range(8)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=180)
+        assert [p.exitcode for p in procs] == [0] * 8
+        trials = optuna.load_study(study_name=name, storage=url).trials
+        assert sorted(t.number for t in trials) == list(range(32)), "no lost or duplicated trial"
+        assert all(t.state == TrialState.COMPLETE for t in trials)
+        for t in trials:
+            assert sorted(t.intermediate_values) == [s * 100 for s in range(10)], "whole curve"
+            assert t.user_attrs["curve"] == list(range(10))
+    finally:
+        services.drop_postgres_study(services.postgres_url(), name)
