@@ -189,6 +189,14 @@ def study_run(
         )
     if workers < 1:
         raise ConfigError(f"--workers {workers}", where="--workers", fix="give 1 or more")
+    if world_size is not None and world_size < 1:
+        raise ConfigError(f"--world-size {world_size}", where="--world-size", fix="give 1 or more ranks")
+    if nnodes < 1:
+        raise ConfigError(f"--nnodes {nnodes}", where="--nnodes", fix="give 1 or more nodes")
+    if executor not in ("auto", "elastic", "inprocess"):
+        raise ConfigError(
+            f"unknown executor {executor!r}", where="--executor", fix="choose auto, elastic or inprocess"
+        )
 
     launch = LaunchOptions(
         nnodes=nnodes,
@@ -197,6 +205,8 @@ def study_run(
         collective_timeout=collective_timeout,
         local_workers=local_workers,
     )
+    if nnodes > 1:
+        launch.channel_address()  # a missing or malformed --rdzv-endpoint fails before any trial
 
     _, spec = open_study(name, storage)
     if workers > 1:

@@ -105,6 +105,8 @@ def open_storage(
     """
     url = resolve_storage_url(url)
     shown = redact(url)
+    if url == os.environ.get(ENV_VAR):
+        shown = f"${ENV_VAR}={shown}"
     if heartbeat_interval is _DEFAULT or grace_period is _DEFAULT:
         env_interval, env_grace = heartbeat_settings()
         heartbeat_interval = env_interval if heartbeat_interval is _DEFAULT else heartbeat_interval
@@ -136,11 +138,12 @@ def open_storage(
         raise StorageError(f"cannot open storage: {exc}", where=shown, fix=fix) from None
     except Exception as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        fix = (
-            "check that its directory is writable and its disk has space"
-            if url.startswith("sqlite")
-            else "check the URL, that the server is running, and your credentials"
-        )
+        if url.startswith("sqlite"):
+            fix = "check that its directory is writable and its disk has space"
+        elif "parse" in message or "load plugin" in message:
+            fix = "use sqlite:///path.db, postgresql://user@host/db, journal:///path.log or redis://host:port/db"
+        else:
+            fix = "check the URL, that the server is running, and your credentials"
         raise StorageError(f"cannot open storage: {redact(message)}", where=shown, fix=fix) from None
 
 

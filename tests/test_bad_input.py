@@ -1,0 +1,269 @@
+"""The bad input table: every user mistake is one line naming the field and the fix, exit 2.
+
+No traceback, and nothing written: no study, no trial, no output file. ``tests/test_cli.py`` holds
+the create-time cases (spec, space and workload files); this table adds run-time flags, storage
+URLs and the environment, workers, targets and export files.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+
+from convtune.cli import main
+
+SPACE = {
+    "peak_lr": 0.02,
+    "horizon_samples": 4096,
+    "schedule": "constant",
+    "micro_batch_size": 32,
+    "optimizer": {"choices": ["sgd"], "sgd": {"momentum": 0.9}},
+}
+SPEC = {
+    "workload": "digits",
+    "space": "space.yaml",
+    "target": "accuracy>=0.9",
+    "cost": "samples",
+    "max_cost": 1024,
+    "eval_every": {"samples": 512},
+    "pruner": "none",
+}
+DB = "studies/convtune.db"
+
+# name: (command, args, files to write {name: text}, env {name: value}, words the line must contain)
+CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]]] = {
+    "zero trials": ("run", ["s", "--n-trials", "0"], {}, {}, ["--n-trials", "give 1 or more"]),
+    "negative trials": ("run", ["s", "-n", "-3"], {}, {}, ["--n-trials", "give 1 or more"]),
+    "zero timeout": ("run", ["s", "--timeout", "0"], {}, {}, ["--timeout", "positive"]),
+    "zero workers": ("run", ["s", "--workers", "0"], {}, {}, ["--workers", "give 1 or more"]),
+    "workers on sqlite": (
+        "run",
+        ["s", "--workers", "2", "-n", "2"],
+        {},
+        {},
+        ["--workers", "SQLite takes one writer", "journal://", "postgresql://"],
+    ),
+    "zero ranks": (
+        "run",
+        ["s", "--world-size", "0", "-n", "1"],
+        {},
+        {},
+        ["--world-size 0", "give 1 or more"],
+    ),
+    "zero nodes": ("run", ["s", "--nnodes", "0", "-n", "1"], {}, {}, ["--nnodes", "give 1 or more"]),
+    "unknown executor": (
+        "run",
+        ["s", "--executor", "gpu", "-n", "1"],
+        {},
+        {},
+        ["--executor", "auto, elastic or inprocess"],
+    ),
+    "nodes without endpoint": (
+        "run",
+        ["s", "--nnodes", "2", "--world-size", "2", "-n", "1", "--executor", "elastic"],
+        {},
+        {},
+        ["rdzv", "HOST:PORT"],
+    ),
+    "missing study": (
+        "run",
+        ["ghost", "-n", "1"],
+        {},
+        {},
+        ["no study named 'ghost'", "convtune study create"],
+    ),
+    "bad CONVTUNE_STORAGE": (
+        "run",
+        ["s", "-n", "1"],
+        {},
+        {"CONVTUNE_STORAGE": "notaurl"},
+        ["$CONVTUNE_STORAGE=notaurl", "cannot open storage", "postgresql://"],
+    ),
+    "unknown storage scheme": (
+        "list",
+        ["--storage", "ftp://host/x"],
+        {},
+        {},
+        ["ftp://host/x", "sqlite:///", "postgresql://", "journal://", "redis://"],
+    ),
+    "password never shown": (
+        "list",
+        ["--storage", "postgresql://bob:s3cret@127.0.0.1:1/db"],
+        {},
+        {},
+        ["postgresql://bob:***@127.0.0.1:1/db", "cannot open storage"],
+    ),
+    "unreachable redis": (
+        "list",
+        ["--storage", "redis://127.0.0.1:1/0"],
+        {},
+        {},
+        ["redis://127.0.0.1:1/0", "cannot open storage", "server is running"],
+    ),
+    "unwritable journal directory": (
+        "list",
+        ["--storage", "journal:///proc/convtune/j.log"],
+        {},
+        {},
+        ["journal:///proc/convtune/j.log", "/proc/convtune"],
+    ),
+    "unknown sampler": (
+        "create",
+        ["n", "--config", "s.yaml", "--sampler", "cmaes"],
+        {},
+        {},
+        ["s.yaml: sampler", "'tpe', 'random' or 'gp'"],
+    ),
+    "unknown pruner": (
+        "create",
+        ["n", "--config", "s.yaml", "--pruner", "asha"],
+        {},
+        {},
+        ["s.yaml: pruner", "'time_to_target', 'median' or 'none'"],
+    ),
+    "unknown cost": ("create", ["n", "--config", "s.yaml", "--cost", "flops"], {}, {}, ["cost", "wallclock"]),
+    "negative cap": (
+        "create",
+        ["n", "--config", "s.yaml", "--max-cost", "-5"],
+        {},
+        {},
+        ["max_cost", "greater than 0"],
+    ),
+    "missing spec file": ("create", ["n", "--config", "nope.yaml"], {}, {}, ["nope.yaml"]),
+    "spec not a mapping": (
+        "create",
+        ["n", "--config", "list.yaml"],
+        {"list.yaml": "- a\n- b\n"},
+        {},
+        ["list.yaml"],
+    ),
+    "two eval intervals": (
+        "create",
+        ["n", "--config", "two.yaml"],
+        {"two.yaml": yaml.safe_dump({**SPEC, "eval_every": {"samples": 512, "steps": 4}})},
+        {},
+        ["two.yaml", "eval_every", "exactly one"],
+    ),
+    "target without a number": (
+        "create",
+        ["n", "--config", "s.yaml", "--target", "accuracy>="],
+        {},
+        {},
+        ["target"],
+    ),
+    "no target": (
+        "create",
+        ["n", "--config", "nt.yaml"],
+        {"nt.yaml": yaml.safe_dump({k: v for k, v in SPEC.items() if k != "target"})},
+        {},
+        ["nt.yaml: target", "--target"],
+    ),
+    "workload module missing": (
+        "create",
+        ["n", "--config", "s.yaml", "--workload", "no_such_pkg.mod:make"],
+        {},
+        {},
+        ["workload", "no_such_pkg"],
+    ),
+    "script workload missing": (
+        "create",
+        ["n", "--config", "sc.yaml"],
+        {"sc.yaml": yaml.safe_dump({**SPEC, "workload": {"script": "train.py"}})},
+        {},
+        ["workload.script", "train.py", "relative to the spec file"],
+    ),
+    "export format": ("export", ["s", "--format", "toml", "-o", "best.toml"], {}, {}, ["toml", "yaml"]),
+    "export onto a directory": (
+        "export",
+        ["s", "--trial", "0", "-o", "studies"],
+        {},
+        {},
+        ["studies"],
+    ),
+    "export a missing trial": (
+        "export",
+        ["s", "--trial", "7", "-o", "best.yaml"],
+        {},
+        {},
+        ["no trial 7", "choose 0..0"],
+    ),
+}
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run ``convtune ARGS`` in-process; return (exit status, stdout, stderr)."""
+    argv = sys.argv
+    sys.argv = ["convtune", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project with study ``s`` holding one finished trial (run once for the whole table)."""
+    root = tmp_path_factory.mktemp("seeded")
+    (root / "space.yaml").write_text(yaml.safe_dump(SPACE))
+    (root / "s.yaml").write_text(yaml.safe_dump(SPEC))
+    url = f"sqlite:///{root / DB}"
+    from convtune.spec import load_spec
+    from convtune.study import create_study, run_study
+
+    create_study("s", load_spec(root / "s.yaml"), url)
+    run_study("s", n_trials=1, storage=url)
+    return root
+
+
+def _snapshot(root: Path) -> tuple[list[str], int]:
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    studies = optuna.get_all_study_summaries(f"sqlite:///{root / DB}")
+    return files, sum(s.n_trials for s in studies) * 1000 + len(studies)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_is_one_line_exit_2_nothing_written(
+    case: str,
+    seeded: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    command, args, files, env, words = CASES[case]
+    project = tmp_path / "p"
+    shutil.copytree(seeded, project)
+    for name, text in files.items():
+        (project / name).write_text(text)
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    before = _snapshot(project)
+
+    code, out, err = cli(capsys, "study", command, *args)
+
+    assert code == 2, (code, out[-1000:], err[-1000:])
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("convtune: error: "), lines[0]
+    assert "Traceback" not in out + err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert "s3cret" not in out + err
+    assert _snapshot(project) == before, "a rejected command must write nothing"
+
+
+def test_the_table_is_large_enough() -> None:
+    from test_cli import BAD_INPUTS
+
+    assert len(CASES) + len(BAD_INPUTS) >= 25 and len(CASES) >= 25
