@@ -20,6 +20,7 @@ from convtune.recipe import config_error_from
 from convtune.space import SearchSpace
 from convtune.target import Target
 
+
 class StudySpec(BaseModel):
     """Everything ``study run`` needs, stored with the study."""
 
@@ -39,6 +40,9 @@ class StudySpec(BaseModel):
     pruner: Literal["time_to_target", "median", "none"] = "time_to_target"
     seed: int = 0
     max_skipped_steps: int = Field(default=8, gt=0)
+    # Optional per-trial memory cap (MB of peak resident memory, checked at every evaluation of
+    # in-process trials): a trial over it ends infeasible with status "oom", like a CUDA OOM.
+    max_memory_mb: float | None = Field(default=None, gt=0)
     base_dir: str = "."
 
     @field_validator("target")

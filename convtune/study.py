@@ -10,6 +10,7 @@ target reached            COMPLETE   measured time-to-target                    
 stopped by the pruner     COMPLETE   forecast estimate, else the penalty          stopped
 cap reached, target not   COMPLETE   forecast estimate beyond the cap, or penalty budget
 diverged                  COMPLETE   penalty (and an infeasible constraint)       diverged
+out of memory             COMPLETE   penalty (and an infeasible ``oom``)          oom
 crashed / rank died       FAIL       –                                            failed
 ========================  =========  ===========================================  ==========
 
@@ -186,6 +187,8 @@ class _Reporter:
     pruned: bool = False
     costs: list[float] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
+    measure_memory: bool = False  # the trial trains in this process: its peak RSS is ours
+    oom: str = ""
 
     def __call__(self, progress: Progress) -> bool:
         target = self.spec.target_spec
@@ -207,6 +210,11 @@ class _Reporter:
             self.trial.report(value, step=step)
         if self.on_event:
             self.on_event(TrialEvent("eval", self.trial.number, cost=progress.cost, metric=value))
+        if self.measure_memory and self.spec.max_memory_mb:
+            used = peak_rss_mb()
+            if used > self.spec.max_memory_mb:
+                self.oom = f"peak memory {used:.0f} MB over max_memory_mb={self.spec.max_memory_mb:g}"
+                return True
         if target.is_reached(value):
             return True
         if progress.cost >= self.spec.max_cost:
@@ -215,6 +223,24 @@ class _Reporter:
             self.pruned = True
             return True
         return False
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory since the trial began (the engine resets it)."""
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _is_oom(exc: BaseException) -> bool:
+    """CUDA (or any torch) out-of-memory, raised here or described by a rank."""
+    text = f"{type(exc).__name__}: {exc} {getattr(exc, 'description', '')}"
+    return "OutOfMemoryError" in text or "CUDA out of memory" in text
 
 
 def schedule_for(recipe: Recipe, cost_per_step: float) -> LRSchedule:
@@ -297,6 +323,7 @@ class Objective:
         trial.set_user_attr("total_steps", recipe.total_steps)
         trial.set_user_attr("world_size", recipe.world_size)
         reporter = _Reporter(trial, self.spec, recipe, self.on_event)
+        reporter.measure_memory = isinstance(self.executor, InProcessExecutor)
         # An enqueued trial may carry its own training seed (``confirm`` repeats one config
         # over seeds); every other trial trains with the spec's.
         seed = trial.user_attrs.get("seed")
@@ -312,11 +339,19 @@ class Objective:
                 trial.set_user_attr("reason", "interrupted (Ctrl-C or SIGTERM)")
             raise
         except Exception as exc:
+            if _is_oom(exc):  # out of memory: infeasible, not a crash (the sampler must avoid it)
+                result = RunResult(status="oom", reason=describe_error(exc))  # type: ignore[arg-type]
+                return self._finish(trial, result, reporter)
             trial.set_user_attr("status", "failed")
             trial.set_user_attr("error", describe_error(exc))
             if self.on_event:
                 self.on_event(TrialEvent("done", trial.number, status="failed"))
             raise TrialFailed(describe_error(exc)) from exc
+        if reporter.oom:
+            result = dataclasses.replace(result, status="oom", reason=reporter.oom)  # type: ignore[arg-type]
+        return self._finish(trial, result, reporter)
+
+    def _finish(self, trial: optuna.Trial, result: RunResult, reporter: _Reporter) -> float:
         value = record_outcome(trial, self.spec, result, reporter.costs, reporter.values, reporter.pruned)
         if self.after_trial:
             self.after_trial(trial)
@@ -374,8 +409,12 @@ def record_outcome(
             "lr": [p.lr for p in result.history],
         },
     }
-    infeasible = 0.0
-    if math.isfinite(measured):
+    infeasible = oom = 0.0
+    if result.status == "oom":  # over the memory cap, or out of device memory
+        status, value, oom = "oom", penalty(spec, final_gap), 1.0
+        attrs["reason"] = result.reason
+        attrs["extrapolated"] = False
+    elif math.isfinite(measured):
         status, value = "reached", measured
         attrs["time_to_target"] = measured
         attrs["extrapolated"] = False
@@ -401,6 +440,7 @@ def record_outcome(
     for key, val in attrs.items():
         trial.set_user_attr(key, val)
     trial.set_constraint("diverged", infeasible)
+    trial.set_constraint("oom", oom)
     return float(value)
 
 

@@ -169,7 +169,8 @@ def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: 
     trials = open_study("int", url)[0].trials
     interrupted = [t for t in trials if t.state == TrialState.FAIL]
     assert interrupted and all(t.user_attrs.get("status") == "interrupted" for t in interrupted), [
-        (t.number, t.user_attrs.get("status"), t.user_attrs.get("error"), len(t.intermediate_values)) for t in trials
+        (t.number, t.user_attrs.get("status"), t.user_attrs.get("error"), len(t.intermediate_values))
+        for t in trials
     ]
     assert not [t for t in trials if t.state == TrialState.RUNNING], "no trial left running"
     _assert_whole_curves(trials)
@@ -247,3 +248,53 @@ def test_full_disk_under_sqlite_is_one_clear_line(tmp_path: Path) -> None:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("convtune: error: sqlite:///full/x.db"), lines
     assert "disk has space" in lines[0] and "Traceback" not in result.stderr
+
+
+OOM_WORKLOAD = '''
+import torch
+from convtune.workloads import build_workload
+
+
+class OomAtStep3:
+    """digits, whose fourth training step runs out of device memory."""
+
+    def __init__(self):
+        self.inner = build_workload("digits")
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def loss(self, model, batch):
+        self.calls += 1
+        if self.calls > 3 * 16:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return self.inner.loss(model, batch)
+
+
+def make():
+    return OomAtStep3()
+'''
+
+
+@pytest.mark.parametrize("how", ["memory cap", "CUDA OOM"])
+def test_out_of_memory_is_infeasible_not_a_crash(how: str, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'oom.db'}"
+    if how == "memory cap":
+        the_spec = spec(max_memory_mb=1)  # every process is over 1 MB: stopped at its first evaluation
+    else:
+        (tmp_path / "oomwl.py").write_text(OOM_WORKLOAD)
+        the_spec = spec(workload="oomwl.py:make", base_dir=str(tmp_path))
+    create_study("oom", the_spec, url)
+    study = run_study("oom", n_trials=1, storage=url)
+    trial = study.trials[0]
+    assert trial.state == TrialState.COMPLETE, trial.user_attrs.get("error")
+    assert trial.user_attrs["status"] == "oom"
+    assert trial.system_attrs["constraints:oom"] == 1.0, "infeasible: the sampler avoids the region"
+    assert trial.system_attrs["constraints:diverged"] == 0.0
+    assert trial.value >= 1e3 * the_spec.max_cost, "the penalty, like a diverged trial"
+    if how == "memory cap":
+        assert "over max_memory_mb=1" in trial.user_attrs["reason"]
+        assert len(trial.intermediate_values) == 1
+    else:
+        assert "OutOfMemoryError" in trial.user_attrs["reason"]
