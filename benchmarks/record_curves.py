@@ -126,13 +126,22 @@ def run_key(workload: str, recipe: Recipe, config: EngineConfig) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
+def knob_key(workload: str, knobs: dict[str, Any]) -> str:
+    return workload + ":" + json.dumps(knobs, sort_keys=True)
+
+
 def recorded_keys(path: Path = DATA) -> set[str]:
+    """Config hashes and knob keys of every complete line (a grid point is done if either is
+    present: when a recipe default changes, e.g. a new schedule parameter, the hash changes but
+    the run recorded before still stands)."""
     if not path.exists():
         return set()
     keys = set()
     for line in path.read_text().splitlines():
         try:
-            keys.add(json.loads(line)["key"])
+            run = json.loads(line)
+            keys.add(run["key"])
+            keys.add(knob_key(run["workload"], run["knobs"]))
         except (ValueError, KeyError):
             continue  # a line cut short by an interrupted run: that run is simply redone
     return keys
@@ -213,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         k
         for k in grid(args.workload)[index::count]
         if run_key(args.workload, recipe_for(args.workload, k), config) not in done
+        and knob_key(args.workload, k) not in done
     ]
     print(f"{args.workload}: {len(done)} runs in file, {len(todo)} grid points left", flush=True)
     wl = build_workload(args.workload)
@@ -221,7 +231,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.max_minutes is not None and time.monotonic() - start > 60 * args.max_minutes:
             print("time is up; rerun to resume", flush=True)
             break
-        if run_key(args.workload, recipe_for(args.workload, knobs), config) in recorded_keys(args.out):
+        now = recorded_keys(args.out)
+        if (
+            run_key(args.workload, recipe_for(args.workload, knobs), config) in now
+            or knob_key(args.workload, knobs) in now
+        ):
             continue  # another shard (or session) recorded it meanwhile
         run = record_one(args.workload, wl, knobs)
         with args.out.open("a") as fh:
