@@ -224,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         if run_key(args.workload, recipe_for(args.workload, k), config) not in done
         and knob_key(args.workload, k) not in done
     ]
-    print(f"{args.workload}: {len(done)} runs in file, {len(todo)} grid points left", flush=True)
+    n_runs = len(load_curves(args.out, args.workload))
+    print(f"{args.workload}: {n_runs} runs recorded, {len(todo)} grid points left", flush=True)
     wl = build_workload(args.workload)
     start = time.monotonic()
     for i, knobs in enumerate(todo[: args.limit]):
