@@ -158,6 +158,7 @@ def replay_study(
         "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=n_evals),
         "ttt": lambda: TimeToTargetPruner(target, max_cost=budget),
         "ttt-blind": lambda: TimeToTargetPruner(target, max_cost=budget),
+        "ttt-m25": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
     }[pruner_name]()
     sampler = optuna.samplers.TPESampler(seed=seed)
     study = optuna.create_study(direction="minimize", sampler=sampler, pruner=pruner)
@@ -176,7 +177,7 @@ def replay_study(
         curve = _lookup(grid, key)
         res.trial_curves.append(curve.name)
         res.n_cyclic += curve.cyclic
-        if pruner_name == "ttt":
+        if pruner_name in ("ttt", "ttt-m25"):
             trial.set_user_attr("lr_schedule", curve.schedule_dict)
         for i, (samples, value) in enumerate(zip(curve.samples, curve.metric, strict=True)):
             res.spent += samples - (curve.samples[i - 1] if i else 0.0)
@@ -208,6 +209,9 @@ def replay_study(
 
     def stopped_value(trial: optuna.Trial, curve: Curve, i: int) -> float:
         seen_c, seen_v = curve.samples[: i + 1], curve.metric[: i + 1]
+        pruned = i < curve.samples.size - 1
+        trial.set_user_attr("status", "stopped" if pruned else "budget")  # as convtune does
+        trial.set_user_attr("extrapolated", True)
         if isinstance(pruner, TimeToTargetPruner):
             frozen = study._storage.get_trial(trial._trial_id)
             fc = pruner.decide(study, frozen).forecast or pruner.forecast_trial(study, frozen)
@@ -338,6 +342,7 @@ METHODS: list[tuple[str, str]] = [
     ("hyperband", "complete"),
     ("ttt", "complete"),
     ("ttt", "pruned"),
+    ("ttt-m25", "complete"),
     ("ttt-blind", "complete"),
 ]
 

@@ -257,3 +257,25 @@ def test_without_an_incumbent_only_the_cost_cap_prunes() -> None:
     decision = capped.decide(study, study.trials[0])
     assert study.trials[0].state == TrialState.PRUNED
     assert decision.reason == "cannot-reach-by-max-cost" and decision.incumbent == math.inf
+
+
+def test_trials_it_stopped_set_neither_the_incumbent_nor_the_prior() -> None:
+    # A trial stopped by the pruner ends COMPLETE with status "stopped" (convtune's outcome
+    # rule); its truncated curve must not give a "confident" incumbent to prune others by.
+    pruner = TimeToTargetPruner(TARGET)
+    study = optuna.create_study(pruner=pruner)
+    costs = [EVERY * i for i in range(1, 7)]
+    stopped = optuna.trial.create_trial(
+        value=3000.0,
+        intermediate_values={c: curve(0.05, c) + 0.3 for c in costs},
+        user_attrs={"status": "stopped", "extrapolated": True},
+        distributions={},
+        params={},
+    )
+    study.add_trial(stopped)
+    trial = study.ask()
+    for c in costs[:4]:
+        trial.report(curve(0.01, c), step=c)
+    decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
+    assert decision.incumbent == math.inf and not decision.prune
+    assert pruner._prior(pruner._summaries(study.study_name, pruner._finished_trials(study))) is None

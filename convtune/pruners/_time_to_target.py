@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import optuna
 
 LR_SCHEDULE_ATTR = "lr_schedule"
+STATUS_ATTR = "status"
 
 _CacheKey = tuple[str, int, str]
 
@@ -235,12 +236,16 @@ class TimeToTargetPruner(BasePruner):
         costs, values = _curve(trial)
         ttt = time_to_target(costs, values, self._target)
         confident_by = ttt
-        if not math.isfinite(ttt) and costs.size:
+        # A trial this pruner stopped (COMPLETE with an extrapolated value, as convtune ends
+        # them) has a truncated curve: its forecast must not become the incumbent, nor its
+        # early-prefix fit the prior (in replays that made stopped trials stop the next ones).
+        stopped = trial.user_attrs.get(STATUS_ATTR) == "stopped"
+        if not math.isfinite(ttt) and costs.size and not stopped:
             confident_by = self._forecast(trial, None, costs, values).high
         finite = values[np.isfinite(values)]
         gap = min((self._target.gap(float(v)) for v in finite), default=math.inf)
         fit = None
-        if self._prior_trials > 0 and costs.size:
+        if self._prior_trials > 0 and costs.size and not stopped:
             fit = fit_curve(costs, values, self._target, _schedule(trial))
         return _Finished(trial.number, ttt, confident_by, gap, fit)
 
