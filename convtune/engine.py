@@ -46,6 +46,9 @@ class EngineConfig:
     # Synchronise gradients on every micro-step instead of only the last (reference for tests and
     # benchmarks of no_sync accumulation; slower, same result within float tolerance).
     sync_every_micro_step: bool = False
+    # Checkpoint at every evaluation (model, optimizer, scheduler, scaler, counters, RNG, data
+    # position, records so far) and resume from it when it exists: a preempted trial continues.
+    checkpoint_dir: str | None = None
 
 
 @dataclass
@@ -208,7 +211,27 @@ def train(
             return float(samples)
         return train_clock * ranks_for_cost
 
-    while True:
+    resumed = _load_checkpoint(config, model, optimizer, scheduler, scaler, device)
+    replay_stop = False
+    if resumed is not None:
+        step, samples, skipped_total = resumed["step"], resumed["samples"], resumed["skipped_total"]
+        train_clock, data_clock, next_eval = (
+            resumed["train_clock"],
+            resumed["data_clock"],
+            resumed["next_eval"],
+        )
+        for _ in range(step * recipe.grad_accum_steps):  # the data position: the same batches follow
+            next(batches)
+        # The records so far go to on_eval again: a retried trial reports the curve it resumes.
+        for data in resumed["history"]:
+            record = Progress(**data)
+            result.history.append(record)
+            if on_eval is not None and on_eval(record):
+                replay_stop = True
+                result.status, result.reason = "stopped", "stopped by the caller"
+                break
+
+    while not replay_stop:
         started = time.perf_counter()
         model.train()
         step_loss = torch.zeros((), device=device)
@@ -296,6 +319,21 @@ def train(
                 # The schedule's horizon is the planned run: past it a decayed LR buys nothing.
                 result.status, result.reason = "finished", f"planned run of {recipe.total_steps} steps done"
                 break
+            if config.checkpoint_dir and rank == 0 and not recipe.zero:
+                _save_checkpoint(
+                    config.checkpoint_dir,
+                    model,
+                    optimizer,
+                    scheduler,
+                    scaler,
+                    step=step,
+                    samples=samples,
+                    skipped_total=skipped_total,
+                    train_clock=train_clock,
+                    data_clock=data_clock,
+                    next_eval=next_eval,
+                    history=[p.to_dict() for p in result.history],
+                )
 
     result.steps, result.samples, result.seconds = step, samples, train_clock
     result.peak_memory_bytes = _peak_memory(device)
@@ -314,6 +352,46 @@ def train(
     result.rank_peak_memory_bytes = [int(m) for _, m in every]
     result.peak_memory_bytes = max(result.rank_peak_memory_bytes)
     return result
+
+
+CHECKPOINT_FILE = "checkpoint.pt"
+
+
+def _save_checkpoint(
+    directory: str, model: Any, optimizer: Any, scheduler: Any, scaler: Any, **state: Any
+) -> None:
+    """Write the run's state atomically (a kill mid-write leaves the previous checkpoint)."""
+    os.makedirs(directory, exist_ok=True)
+    state.update(
+        model=model.state_dict(),
+        optimizer=optimizer.state_dict(),
+        scheduler=scheduler.state_dict(),
+        scaler=scaler.state_dict(),
+        rng=torch.get_rng_state(),
+        cuda_rng=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+    )
+    tmp = os.path.join(directory, f".{CHECKPOINT_FILE}.{os.getpid()}")
+    torch.save(state, tmp)
+    os.replace(tmp, os.path.join(directory, CHECKPOINT_FILE))
+
+
+def _load_checkpoint(
+    config: EngineConfig, model: Any, optimizer: Any, scheduler: Any, scaler: Any, device: torch.device
+) -> dict[str, Any] | None:
+    if not config.checkpoint_dir:
+        return None
+    path = os.path.join(config.checkpoint_dir, CHECKPOINT_FILE)
+    if not os.path.exists(path):
+        return None
+    state = torch.load(path, map_location=device, weights_only=True)  # tensors and plain data only
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    scaler.load_state_dict(state["scaler"])
+    torch.set_rng_state(state["rng"].cpu())
+    if state.get("cuda_rng") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda_rng"])
+    return state
 
 
 def _build_optimizer(recipe: Recipe, model: torch.nn.Module) -> torch.optim.Optimizer:

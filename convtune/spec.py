@@ -43,6 +43,9 @@ class StudySpec(BaseModel):
     # Optional per-trial memory cap (MB of peak resident memory, checked at every evaluation of
     # in-process trials): a trial over it ends infeasible with status "oom", like a CUDA OOM.
     max_memory_mb: float | None = Field(default=None, gt=0)
+    # Where trials checkpoint at every evaluation (a directory every worker shares): a trial whose
+    # worker died is retried from its last checkpoint instead of from scratch. None: no checkpoints.
+    checkpoint_dir: str | None = None
     base_dir: str = "."
 
     @field_validator("target")

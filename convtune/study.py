@@ -25,6 +25,7 @@ import dataclasses
 import json
 import logging
 import math
+import shutil
 import time
 import traceback
 import warnings
@@ -328,6 +329,29 @@ class Objective:
         # over seeds); every other trial trains with the spec's.
         seed = trial.user_attrs.get("seed")
         config = self.config if seed is None else dataclasses.replace(self.config, seed=int(seed))
+        checkpoints = self._checkpoint_dir(trial)
+        if checkpoints is not None:
+            config = dataclasses.replace(config, checkpoint_dir=str(checkpoints))
+            if (checkpoints / "checkpoint.pt").exists():
+                trial.set_user_attr("resumed_from_checkpoint", True)
+        try:
+            return self._run(trial, recipe, config, reporter)
+        finally:  # a finished (or failed, or interrupted) trial is never resumed: drop its state
+            if checkpoints is not None:
+                shutil.rmtree(checkpoints, ignore_errors=True)
+
+    def _checkpoint_dir(self, trial: optuna.Trial) -> Path | None:
+        """One directory per original trial: its retries resume from the same checkpoint."""
+        if not self.spec.checkpoint_dir:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            frozen = trial.study._storage.get_trial(trial._trial_id)
+            original = optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(frozen)
+        number = trial.number if original is None else original
+        return Path(self.spec.checkpoint_dir) / trial.study.study_name / f"trial-{number}"
+
+    def _run(self, trial: optuna.Trial, recipe: Recipe, config: EngineConfig, reporter: _Reporter) -> float:
         try:
             result = self.executor.run(recipe, config, reporter)
         except ConvtuneError:

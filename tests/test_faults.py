@@ -6,6 +6,7 @@ assert on trial states, with loose wall-clock bounds only as timeouts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -85,7 +86,9 @@ def _assert_whole_curves(trials: list[optuna.trial.FrozenTrial]) -> None:
 def test_sigkilled_worker_trial_fails_after_grace_and_is_retried(backend: str, tmp_path: Path) -> None:
     name = services.tag("kill")
     url = f"journal://{tmp_path / 'kill.log'}" if backend == "journal" else services.postgres_url()
-    create_study(name, spec(), url)
+    checkpoints = tmp_path / "ckpt"
+    # Journal trials also checkpoint: the retry resumes where the killed trial left off.
+    create_study(name, spec(checkpoint_dir=str(checkpoints)) if backend == "journal" else spec(), url)
     killed: list[int] = []
 
     def killer() -> None:
@@ -115,6 +118,12 @@ def test_sigkilled_worker_trial_fails_after_grace_and_is_retried(backend: str, t
         assert all(t.state == TrialState.COMPLETE for t in others), [t.state.name for t in others]
         assert len(others) == 5, "the study still reaches its 5 trials"
         _assert_whole_curves(trials)
+        if backend == "journal":
+            retry = retries[0]
+            assert retry.user_attrs.get("resumed_from_checkpoint") is True
+            for step, value in lost.intermediate_values.items():  # the same curve so far
+                assert retry.intermediate_values[step] == pytest.approx(value, abs=1e-6)
+            assert not any(checkpoints.rglob("checkpoint.pt")), "finished trials leave no checkpoint"
     finally:
         if backend == "postgresql":
             services.drop_postgres_study(url, name)
@@ -298,3 +307,53 @@ def test_out_of_memory_is_infeasible_not_a_crash(how: str, tmp_path: Path) -> No
         assert len(trial.intermediate_values) == 1
     else:
         assert "OutOfMemoryError" in trial.user_attrs["reason"]
+
+
+class _Preempted(Exception):
+    """Stands for the kill: raised from the records callback after some evaluations."""
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_a_preempted_run_resumes_from_its_checkpoint_with_the_same_curve(
+    precision: str, tmp_path: Path
+) -> None:
+    from convtune.engine import EngineConfig, train
+    from convtune.recipe import Recipe
+    from convtune.workloads import build_workload
+
+    recipe = Recipe.from_dict(
+        {
+            "peak_lr": 1e-2,
+            "warmup_steps": 8,
+            "horizon_samples": 4096,
+            "micro_batch_size": 16,
+            "grad_accum_steps": 2,
+            "schedule": "cosine",
+            "optimizer": "adamw",
+            "precision": precision,
+        }
+    )
+    config = EngineConfig(cost="samples", eval_every=512, max_cost=3072, seed=3, threads=1)
+    uninterrupted = train(build_workload("digits"), recipe, config)
+
+    ckpt = dataclasses.replace(config, checkpoint_dir=str(tmp_path / "ckpt"))
+    seen: list[int] = []
+
+    def preempt_after_three(record: object) -> bool:
+        seen.append(1)
+        if len(seen) == 3:
+            raise _Preempted
+        return False
+
+    with pytest.raises(_Preempted):
+        train(build_workload("digits"), recipe, ckpt, preempt_after_three)
+    replayed: list[int] = []
+    resumed = train(build_workload("digits"), recipe, ckpt, lambda r: bool(replayed.append(r.samples)))
+
+    assert replayed == [p.samples for p in uninterrupted.history], "the resumed run reports every point"
+    assert [p.samples for p in resumed.history] == [p.samples for p in uninterrupted.history]
+    for a, b in zip(uninterrupted.history, resumed.history, strict=True):
+        assert b.metrics["accuracy"] == pytest.approx(a.metrics["accuracy"], abs=1e-6)
+        assert b.train_loss == pytest.approx(a.train_loss, rel=1e-5, abs=1e-6)
+        assert b.lr == pytest.approx(a.lr, rel=1e-9)
+    assert resumed.status == uninterrupted.status and resumed.steps == uninterrupted.steps
