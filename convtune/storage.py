@@ -85,7 +85,7 @@ def resolve_storage_url(url: str | None) -> str:
 
 def redact(url: str) -> str:
     """The URL with any password replaced by ``***``: safe for logs, errors and tables."""
-    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+    return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)  # also redis://:password@host
 
 
 _DEFAULT: Any = object()

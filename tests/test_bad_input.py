@@ -98,6 +98,13 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         ["postgresql://bob:***@127.0.0.1:1/db", "cannot open storage"],
     ),
+    "redis password never shown": (
+        "list",
+        ["--storage", "redis://:s3cret@127.0.0.1:1/0"],
+        {},
+        {},
+        ["redis://:***@127.0.0.1:1/0", "cannot open storage"],
+    ),
     "unreachable redis": (
         "list",
         ["--storage", "redis://127.0.0.1:1/0"],
@@ -267,3 +274,21 @@ def test_the_table_is_large_enough() -> None:
     from test_cli import BAD_INPUTS
 
     assert len(CASES) + len(BAD_INPUTS) >= 25 and len(CASES) >= 25
+
+
+def test_passwords_never_reach_tables_or_the_dashboard_command(
+    seeded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from convtune.cli import _print_best, _print_trials
+    from convtune.storage import redact
+    from convtune.study import open_study
+
+    study, spec = open_study("s", f"sqlite:///{seeded / DB}")
+    secret_url = "postgresql://bob:s3cret@db-host:5432/studies"
+    _print_trials(study, spec)
+    _print_best(study, spec, secret_url)
+    out, err = capsys.readouterr()
+    assert "optuna-dashboard 'postgresql://bob:***@db-host:5432/studies'" in out
+    assert "s3cret" not in out + err
+    assert redact("redis://:s3cret@h:6379/0") == "redis://:***@h:6379/0"
+    assert redact("rediss://default:s3cret@h/0") == "rediss://default:***@h/0"
