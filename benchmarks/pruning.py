@@ -161,7 +161,9 @@ def replay_study(
         "ttt-m25": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
     }[pruner_name]()
     sampler = optuna.samplers.TPESampler(seed=seed)
-    study = optuna.create_study(direction="minimize", sampler=sampler, pruner=pruner)
+    # A fixed name: HyperbandPruner assigns brackets by hashing it with the trial number.
+    name = f"replay-{pruner_name}-{outcome}-{seed}"
+    study = optuna.create_study(study_name=name, direction="minimize", sampler=sampler, pruner=pruner)
     choices = {
         "optimizer": ["adamw", "lion"],
         "lr_level": [0, 1, 2],
@@ -280,7 +282,7 @@ def forecast_table(grid: dict[tuple[Any, ...], Curve], target: Target, budget: f
                         + (" + prior" if with_prior else ""),
                         "seen": f"{int(frac * 100)}%",
                         "n": len(errs),
-                        "median |err|": statistics.median(errs) if errs else math.nan,
+                        "median abs. rel. err": statistics.median(errs) if errs else math.nan,
                         "within 20%": float(np.mean([e <= 0.2 for e in errs])) if errs else math.nan,
                         "coverage (80%)": float(np.mean(covered)) if covered else math.nan,
                         "spearman": float(rho),
