@@ -184,6 +184,8 @@ def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: 
     assert not [t for t in trials if t.state == TrialState.RUNNING], "no trial left running"
     _assert_whole_curves(trials)
 
+    if workers > 1:
+        return  # resuming is the same for both: checked once
     # The same command resumes the study.
     again = _cli(["study", "run", "int", "-n", "1", "--storage", url], tmp_path, tag)
     out, err = again.communicate(timeout=120)
@@ -197,7 +199,7 @@ def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: 
 class _Cutter(threading.Thread):
     """Cuts the study's connections every ``every`` seconds until stopped; counts the cuts."""
 
-    def __init__(self, cut: Callable[[], int], every: float = 0.7):
+    def __init__(self, cut: Callable[[], int], every: float = 0.4):
         super().__init__(daemon=True)
         self.cut, self.every, self.cuts = cut, every, 0
         self.stop = threading.Event()
