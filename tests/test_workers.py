@@ -163,3 +163,15 @@ def test_eight_workers_on_postgres_lose_and_duplicate_nothing() -> None:
             assert t.user_attrs["curve"] == list(range(10))
     finally:
         services.drop_postgres_study(services.postgres_url(), name)
+
+
+def test_wallclock_studies_warn_when_workers_share_cores() -> None:
+    from convtune.workers import contention_warning
+
+    cpu = plan_slices(2, 1, gpus=[], cpus=[0, 1, 2, 3])
+    gpu = plan_slices(2, 1, gpus=["0", "1"], cpus=[0, 1, 2, 3])
+    warning = contention_warning(tiny_spec(cost="wallclock"), cpu)
+    assert warning and "include their contention" in warning
+    assert contention_warning(tiny_spec(cost="samples"), cpu) is None, "samples do not depend on speed"
+    assert contention_warning(tiny_spec(cost="wallclock"), gpu) is None, "each worker has its own GPU"
+    assert contention_warning(tiny_spec(cost="wallclock"), cpu[:1]) is None
