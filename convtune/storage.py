@@ -115,7 +115,7 @@ def open_storage(
         if url.startswith("journal://"):
             from optuna.storages.journal import JournalFileBackend, JournalStorage
 
-            path = Path(url.removeprefix("journal://"))
+            path = journal_path(url)
             _ensure_parent(path, shown)
             return JournalStorage(JournalFileBackend(str(path), lock_obj=flock_journal_lock(str(path))))
         if url.startswith("redis://") or url.startswith("rediss://"):
@@ -314,9 +314,20 @@ def _ensure_parent(path: Path, shown: str) -> None:
         )
 
 
+def journal_path(url: str) -> Path:
+    """The file behind ``journal:///path/file.log``.
+
+    Extra leading slashes are collapsed: POSIX keeps ``//tmp`` distinct from ``/tmp``, which
+    would put the artifact store outside its own base path as Optuna checks it.
+    """
+    path = url.removeprefix("journal://")
+    return Path("/" + path.lstrip("/")) if path.startswith("/") else Path(path)
+
+
 def default_artifact_dir(url: str) -> Path:
     """Artifacts live beside a SQLite or journal file, else under ``studies/artifacts``."""
-    for prefix in ("sqlite:///", "journal://"):
-        if url.startswith(prefix):
-            return Path(url.removeprefix(prefix)).parent / "artifacts"
+    if url.startswith("journal://"):
+        return journal_path(url).parent / "artifacts"
+    if url.startswith("sqlite:///"):
+        return Path(url.removeprefix("sqlite:///")).parent / "artifacts"
     return DEFAULT_DIR / "artifacts"
