@@ -462,7 +462,7 @@ def record_outcome(
         )
         attrs["predicted_time_to_target"] = estimate if math.isfinite(estimate) else None
         attrs["extrapolated"] = True
-        attrs["reason"] = "stopped by the pruner" if pruned else result.reason or "finished its planned run"
+        attrs["reason"] = why if pruned else result.reason or "finished its planned run"
     attrs["status"] = status
     for key, val in attrs.items():
         trial.set_user_attr(key, val)

@@ -112,7 +112,8 @@ class TimeToTargetPruner(BasePruner):
             No forecast-based decision before a trial has this many reports (non-finite
             values and ``max_cost`` still prune).
         margin:
-            Relative slack: prune only when ``low >= incumbent * (1 + margin)``. Larger is
+            Relative slack: prune only when ``low >= incumbent * (1 + margin)`` (or ``low`` beyond
+            ``max_cost * (1 + margin)``). Larger is
             more patient.
         level:
             Probability of the forecast interval whose lower end is the optimistic end.
@@ -193,7 +194,9 @@ class TimeToTargetPruner(BasePruner):
             return PruneDecision(True, "diverged", forecast, incumbent)
         if math.isfinite(incumbent) and forecast.low >= incumbent * (1.0 + self._margin):
             return PruneDecision(True, "cannot-beat-incumbent", forecast, incumbent)
-        if self._max_cost is not None and forecast.low > self._max_cost:
+        # The same slack as against the incumbent: early forecasts lean on a prior from other
+        # configurations, and a trial stopped wrongly here can never become the incumbent.
+        if self._max_cost is not None and forecast.low > self._max_cost * (1.0 + self._margin):
             return PruneDecision(True, "cannot-reach-by-max-cost", forecast, incumbent)
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent)
 
