@@ -741,7 +741,12 @@ class ScalingModel:
 
         Each pick lies at least ``min_distance`` (encoded space, ranges scaled to [0, 1]) from
         the ones before it, so ``confirm --top 3`` runs three configurations, not one three times.
+        Raises ``ValueError`` before any trial reached the target.
         """
+        if not any(p.measured for p in self.points):
+            # Forecasts alone extrapolate from prefixes; scaled again they predicted nonsense
+            # (about one second on the charlm demo), so a prediction needs a measured crossing.
+            raise ValueError("no trial reached the target yet: nothing to scale from")
         candidates = self.candidates(n_candidates, seed=seed)
         preds = [
             p
@@ -1010,7 +1015,7 @@ def recommend(
     Searches ``n_candidates`` configurations (the space's distributions plus the neighbourhoods
     of the best trials; seeded, so deterministic) and returns the best by predicted time, with
     ``top - 1`` runners-up in ``alternatives``. Raises ``ValueError`` when no trial reached the
-    target or has a forecast.
+    target yet.
 
     Example:
         >>> rec = convtune.recommend(study)
