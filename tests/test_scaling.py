@@ -300,3 +300,23 @@ def test_plots_are_valid_pngs(tmp_path: Path) -> None:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         image = matplotlib.image.imread(path)
         assert image.shape[0] > 100 and image.shape[1] > 100
+
+
+def test_no_prediction_before_any_trial_reached_the_target() -> None:
+    """Forecast-only studies give no prediction (scaled forecasts were nonsense), not a number."""
+    s = spec()
+    study = optuna.create_study(direction="minimize")
+    study.set_user_attr(SPEC_ATTR, s.to_dict())
+    for lr in (1e-3, 3e-3):
+        add_trial(
+            study,
+            s,
+            {"peak_lr": lr, "micro_batch_size": 32, "grad_accum_steps": 1},
+            status="budget",
+            predicted_time_to_target=50.0,
+            extrapolated=True,
+        )
+    with pytest.raises(ValueError, match="no trial reached the target"):
+        convtune.recommend(study, s)
+    report = best_report(study, s)
+    assert report["predicted"] is None and "no trial reached" in report["predicted_unavailable"]
