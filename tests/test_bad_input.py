@@ -8,14 +8,12 @@ URLs and the environment, workers, targets and export files.
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import optuna
 import pytest
 import yaml
-
-from convtune.cli import main
+from test_cli import cli  # the in-process CLI runner
 
 SPACE = {
     "peak_lr": 0.02,
@@ -200,21 +198,6 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         ["no trial 7", "choose 0..0"],
     ),
 }
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run ``convtune ARGS`` in-process; return (exit status, stdout, stderr)."""
-    argv = sys.argv
-    sys.argv = ["convtune", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

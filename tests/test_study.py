@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-import os
 import uuid
 from pathlib import Path
 
 import optuna
 import pytest
 from optuna.trial import TrialState
+from services import postgres_url
 
 from convtune.spec import StudySpec, load_spec
 from convtune.study import create_study, measured_best, open_study, penalty, run_study
@@ -107,21 +107,8 @@ def test_spec_file_paths_are_relative_to_the_file(tmp_path: Path) -> None:
     assert spec.space["peak_lr"] == 0.01 and spec.cost == "samples"
 
 
-def _postgres_url() -> str | None:
-    url = os.environ.get("CONVTUNE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-    try:
-        import sqlalchemy
-
-        sqlalchemy.create_engine(url).connect().close()
-    except Exception as exc:  # noqa: BLE001
-        if os.environ.get("CONVTUNE_REQUIRE_SERVICES"):
-            pytest.fail(f"PostgreSQL required in CI but unreachable at {url}: {exc}")
-        pytest.skip(f"no PostgreSQL at {url} ({type(exc).__name__}); set CONVTUNE_TEST_POSTGRES")
-    return url
-
-
 def test_postgres_smoke() -> None:
-    url = _postgres_url()
+    url = postgres_url()
     name = f"smoke-{uuid.uuid4().hex[:8]}"
     try:
         create_study(name, tiny_spec(), url).enqueue_trial({"peak_lr": 3.0e-2})
