@@ -118,9 +118,11 @@ def _run_trial(
 
     def on_eval(record: Progress) -> bool:
         # Rank 0 reports; every rank then reads the worker's decision for this evaluation, so all
-        # ranks leave the loop at the same step.
+        # ranks leave the loop at the same step. Rank 0's record carries the highest peak resident
+        # memory of all ranks (every rank evaluates at the same step: the collective is safe).
+        peak = _max_over_ranks(_peak_rss_mb())
         if rank == 0:
-            client.send({"type": "progress", "trial": trial, "record": record.to_dict()})
+            client.send({"type": "progress", "trial": trial, "record": record.to_dict(), "peak_rss_mb": peak})
         while True:
             reply = client.recv()
             if reply is None or reply["type"] == "close":
@@ -130,6 +132,29 @@ def _run_trial(
 
     result = train(workload, recipe, config, on_eval)
     return result.summary()
+
+
+def _peak_rss_mb() -> float:
+    """This rank's peak resident memory since its trial began (the engine resets VmHWM)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _max_over_ranks(value: float) -> float:
+    if not dist.is_initialized() or dist.get_world_size() == 1:
+        return value
+    device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else "cpu"
+    tensor = torch.tensor([value], dtype=torch.float64, device=device)
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+    return float(tensor.item())
 
 
 if __name__ == "__main__":

@@ -192,6 +192,7 @@ class ElasticExecutor:
         self.options = options or LaunchOptions()
         self.launches = 0
         self.last_timing: dict[str, float] = {}
+        self.last_peak_rss_mb = 0.0
         self._server: ChannelServer | None = None
         self._token = _channel_token(self.options)
         self._launch: _Launch | None = None
@@ -206,9 +207,19 @@ class ElasticExecutor:
         local_ranks = nproc_per_node(recipe.world_size, self.options.nnodes)
         threads = default_threads(local_ranks, self.options.local_workers)
         config = dataclasses.replace(config, threads=threads)
-        if isinstance(self.spec.workload, dict):
-            return self._run_external(recipe, config, on_eval)
-        return self._run_warm(recipe, config, on_eval)
+        self.last_peak_rss_mb = 0.0
+        try:
+            if isinstance(self.spec.workload, dict):
+                return self._run_external(recipe, config, on_eval)
+            return self._run_warm(recipe, config, on_eval)
+        except KeyboardInterrupt:
+            # Ctrl-C (or SIGTERM): the ranks stop now, not at their next evaluation.
+            self._stop_launch(graceful=False)
+            raise
+
+    def peak_rss_mb(self) -> float:
+        """The highest peak resident memory of any rank in this trial so far (from rank 0's records)."""
+        return self.last_peak_rss_mb
 
     def close(self) -> None:
         """Tell the ranks to leave (process group destroyed) and wait; force them if they don't."""
@@ -368,6 +379,7 @@ class ElasticExecutor:
             elif kind == "progress" and not failures:
                 record = Progress(**msg["record"])
                 history.append(record)
+                self.last_peak_rss_mb = max(self.last_peak_rss_mb, float(msg.get("peak_rss_mb") or 0.0))
                 started = time.perf_counter()
                 try:
                     stop = bool(on_eval(record))

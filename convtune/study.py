@@ -191,7 +191,9 @@ class _Reporter:
     pruned: bool = False
     costs: list[float] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
-    measure_memory: bool = False  # the trial trains in this process: its peak RSS is ours
+    # The trial's peak resident memory in MB (this process's, or the highest of its ranks'); None
+    # where it is not measured (script and command trials).
+    memory: Callable[[], float] | None = None
     oom: str = ""
 
     def __call__(self, progress: Progress) -> bool:
@@ -214,8 +216,8 @@ class _Reporter:
             self.trial.report(value, step=step)
         if self.on_event:
             self.on_event(TrialEvent("eval", self.trial.number, cost=progress.cost, metric=value))
-        if self.measure_memory and self.spec.max_memory_mb:
-            used = peak_rss_mb()
+        if self.memory is not None and self.spec.max_memory_mb:
+            used = self.memory()
             if used > self.spec.max_memory_mb:
                 self.oom = f"peak memory {used:.0f} MB over max_memory_mb={self.spec.max_memory_mb:g}"
                 return True
@@ -327,7 +329,10 @@ class Objective:
         trial.set_user_attr("total_steps", recipe.total_steps)
         trial.set_user_attr("world_size", recipe.world_size)
         reporter = _Reporter(trial, self.spec, recipe, self.on_event)
-        reporter.measure_memory = isinstance(self.executor, InProcessExecutor)
+        if isinstance(self.executor, InProcessExecutor):
+            reporter.memory = peak_rss_mb  # the trial trains in this process: its peak RSS is ours
+        elif not isinstance(self.spec.workload, dict):  # warm ranks report theirs with each record
+            reporter.memory = getattr(self.executor, "peak_rss_mb", None)
         # An enqueued trial may carry its own training seed (``confirm`` repeats one config
         # over seeds); every other trial trains with the spec's.
         seed = trial.user_attrs.get("seed")

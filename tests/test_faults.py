@@ -196,6 +196,73 @@ def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: 
     )
 
 
+SLOW_WORKLOAD = '''
+import os
+import time
+
+from convtune.workloads import build_workload
+
+
+class SlowAfterFirstEval:
+    """digits, whose steps after the first evaluation take a second each ($SLOW_AFTER_FIRST_EVAL)."""
+
+    def __init__(self):
+        self.inner = build_workload("digits")
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def loss(self, model, batch):
+        self.calls += 1
+        if self.calls > 16 and os.environ.get("SLOW_AFTER_FIRST_EVAL"):
+            time.sleep(1.0)  # the next evaluation is ~16 s away
+        return self.inner.loss(model, batch)
+
+
+def make():
+    return SlowAfterFirstEval()
+'''
+
+
+def test_ctrl_c_stops_launched_ranks_at_once_exits_130_and_resumes(tmp_path: Path) -> None:
+    url = f"journal://{tmp_path / 'eint.log'}"
+    (tmp_path / "slowwl.py").write_text(SLOW_WORKLOAD)
+    create_study("eint", spec(workload="slowwl.py:make", base_dir=str(tmp_path), max_cost=1024), url)
+    tag = services.tag("sigint-elastic")
+    command = ["study", "run", "eint", "-n", "2", "--storage", url, "--executor", "elastic"]
+    os.environ["SLOW_AFTER_FIRST_EVAL"] = "1"
+    try:
+        proc = _cli(command, tmp_path, tag)
+    finally:
+        del os.environ["SLOW_AFTER_FIRST_EVAL"]
+    try:
+        _wait_for(lambda: _running_with_reports(url, "eint", reports=1), 120, "a running trial")
+        assert len(_tagged_processes(tag)) >= 3, "torchrun and its rank run"
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        waited = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, (proc.returncode, out[-2000:], err[-2000:])
+    # The ranks are mid-step, ~16 s before their next evaluation: they are not waited for.
+    assert waited < 10, f"exited {waited:.1f} s after Ctrl-C"
+    assert "Traceback" not in err and "Resume with: convtune study run eint" in err
+    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+    trials = open_study("eint", url)[0].trials
+    assert [t.state for t in trials] == [TrialState.FAIL], [t.state.name for t in trials]
+    assert trials[0].user_attrs.get("status") == "interrupted", trials[0].user_attrs
+
+    # The same command resumes the study.
+    again = _cli([*command[:3], "-n", "1", *command[5:]], tmp_path, tag)
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err[-2000:]
+    after = open_study("eint", url)[0].trials
+    assert [t.state for t in after] == [TrialState.FAIL, TrialState.COMPLETE], [t.state.name for t in after]
+    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+
+
 class _Cutter(threading.Thread):
     """Cuts the study's connections every ``every`` seconds until stopped; counts the cuts."""
 
@@ -309,6 +376,18 @@ def test_out_of_memory_is_infeasible_not_a_crash(how: str, tmp_path: Path) -> No
         assert len(trial.intermediate_values) == 1
     else:
         assert "OutOfMemoryError" in trial.user_attrs["reason"]
+
+
+def test_memory_cap_applies_to_launched_ranks(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'eoom.db'}"
+    create_study("eoom", spec(max_memory_mb=1), url)  # every rank is over 1 MB
+    study = run_study("eoom", n_trials=1, storage=url, executor="elastic", world_size=2)
+    trial = study.trials[0]
+    assert trial.state == TrialState.COMPLETE, trial.user_attrs.get("error")
+    assert trial.user_attrs["status"] == "oom", trial.user_attrs
+    assert "over max_memory_mb=1" in trial.user_attrs["reason"]
+    assert trial.system_attrs["constraints:oom"] == 1.0
+    assert len(trial.intermediate_values) == 1, "stopped at its first evaluation"
 
 
 class _Preempted(Exception):
