@@ -176,7 +176,7 @@ def study_run(
     the same command resumes the study.
     """
     from convtune.errors import ConfigError
-    from convtune.launcher import LaunchOptions
+    from convtune.launcher import LaunchOptions, check_nodes
     from convtune.study import TrialEvent, open_study, run_study
 
     if n_trials is not None and n_trials < 1:
@@ -209,6 +209,7 @@ def study_run(
         launch.channel_address()  # a missing or malformed --rdzv-endpoint fails before any trial
 
     _, spec = open_study(name, storage)
+    check_nodes(spec, launch)  # a command workload with --nnodes > 1: one line, exit 2
     if workers > 1:
         _run_workers(name, spec, workers, n_trials, timeout, storage, world_size, executor, launch)
         return
@@ -351,13 +352,23 @@ def study_follow(
     Relaunches its ranks after a failed trial, as the study's node does; returns when that node
     finishes the study.
     """
-    from convtune.launcher import LaunchOptions, follow
+    from convtune.launcher import LaunchOptions, check_nodes, follow, follow_scripts
     from convtune.study import open_study
 
     _, spec = open_study(name, storage)
     options = LaunchOptions(
         nnodes=nnodes, rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id, collective_timeout=collective_timeout
     )
+    check_nodes(spec, options)
+    if isinstance(spec.workload, dict):  # a script: launched here for every trial, with its recipe
+        trials = follow_scripts(
+            spec,
+            world_size or spec.world_size,
+            options,
+            on_trial=lambda n: err_console.print(f"follow: trial {n} joining {rdzv_endpoint}"),
+        )
+        console.print(f"study {name}: the study's node closed the trials after {trials} trial(s)")
+        return
     launches = follow(
         world_size or spec.world_size,
         options,

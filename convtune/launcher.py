@@ -20,7 +20,9 @@ the trial (:class:`RankFailed`), and the next trial gets fresh ranks. Collective
 Multi-node: every node runs torchrun against one rendezvous endpoint. The node that runs the study
 (``convtune study run NAME --nnodes 2 --rdzv-endpoint HOST:PORT``) hosts the rendezvous and the
 channel (on PORT+1); every other node runs :func:`follow` (``convtune study follow NAME
---nnodes 2 --rdzv-endpoint HOST:PORT``), whose ranks take part in every trial.
+--nnodes 2 --rdzv-endpoint HOST:PORT``), whose ranks take part in every trial. For a script
+workload the follower instead receives each trial's recipe over the channel (``script_trial``)
+and launches the script there (:func:`follow_scripts`); command workloads stay on one node.
 
 Example:
     >>> from convtune.launcher import ElasticExecutor, LaunchOptions
@@ -36,19 +38,21 @@ import dataclasses
 import json
 import math
 import os
+import queue
 import re
 import secrets
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convtune._channel import ChannelServer
+from convtune._channel import ChannelClient, ChannelServer
 from convtune.engine import EngineConfig, Progress, RunResult, default_threads
 from convtune.errors import ConfigError
 from convtune.recipe import Recipe
@@ -68,6 +72,10 @@ class RankFailed(Exception):
     def __init__(self, description: str):
         super().__init__(description)
         self.description = description
+
+
+class MultiNodeCommand(ConfigError):
+    """A ``command`` workload with ``--nnodes`` > 1 (commands are run as given, on one node)."""
 
 
 class LaunchFailed(RankFailed):
@@ -150,6 +158,16 @@ def nproc_per_node(world_size: int, nnodes: int) -> int:
     return world_size // nnodes
 
 
+def check_nodes(spec: StudySpec, options: LaunchOptions) -> None:
+    """``command`` workloads run as given, on one node: refuse ``--nnodes`` > 1 for them."""
+    if options.multi_node and isinstance(spec.workload, dict) and "command" in spec.workload:
+        raise MultiNodeCommand(
+            f"a command workload runs on one node; --nnodes {options.nnodes} needs a Workload or a script",
+            where="workload.command",
+            fix="use `workload: {script: train.py, args: [...]}` (launched on every node), or --nnodes 1",
+        )
+
+
 def _channel_token(options: LaunchOptions) -> str:
     # Other nodes must know it: shared through the environment, or derived from the rendezvous id.
     if options.multi_node:
@@ -190,6 +208,8 @@ class ElasticExecutor:
     def __init__(self, spec: StudySpec, options: LaunchOptions | None = None):
         self.spec = spec
         self.options = options or LaunchOptions()
+        check_nodes(spec, self.options)
+        self._followers: set[int] = set()  # control connections of `study follow` (script trials)
         self.launches = 0
         self.last_timing: dict[str, float] = {}
         self.last_peak_rss_mb = 0.0
@@ -225,6 +245,8 @@ class ElasticExecutor:
         """Tell the ranks to leave (process group destroyed) and wait; force them if they don't."""
         self._stop_launch(graceful=True)
         if self._server is not None:
+            for conn in self._followers:
+                self._server.send(conn, {"type": "close"})
             self._server.close()
             self._server = None
         self._tmp.cleanup()
@@ -459,6 +481,19 @@ class ElasticExecutor:
         )
         if self._launch is not None:  # warm Workload ranks from an earlier spec: not needed here
             self._stop_launch(graceful=True)
+        scripted_nodes = self.options.multi_node and "script" in workload
+        if scripted_nodes:
+            # Every other node (`convtune study follow`) launches the same script with this
+            # trial's recipe and joins the rendezvous; its ranks report to this channel.
+            self._await_followers()
+            order = {
+                "type": "script_trial",
+                "trial": trial,
+                "recipe": recipe.to_dict(),
+                "env": {k: env[k] for k in (ENV_TRIAL, ENV_CONFIG, "CONVTUNE_WORLD_SIZE")},
+            }
+            for conn in self._followers:
+                self.server.send(conn, order)
         log = folder / "output.log"
         sent = time.perf_counter()
         self.launches += 1
@@ -486,6 +521,8 @@ class ElasticExecutor:
                 if event is None:
                     if proc.poll() is not None:
                         break
+                    continue
+                if self._note_follower(event):
                     continue
                 msg = event.message
                 if msg is None:
@@ -537,6 +574,9 @@ class ElasticExecutor:
                 _terminate(proc, pids)
             for conn in conns:
                 self.server.drop(conn)
+            if scripted_nodes:
+                for conn in self._followers:
+                    self.server.send(conn, {"type": "trial_end", "trial": trial})
         code = proc.returncode
         ended = time.perf_counter()
         if code != 0 or failures:
@@ -562,6 +602,33 @@ class ElasticExecutor:
             "stop_to_exit": ended - stopped_at if stopped_at is not None else math.nan,
         }
         return result
+
+    def _note_follower(self, event: Any) -> bool:
+        """Track `study follow` control connections; True when ``event`` was about one."""
+        msg = event.message
+        if msg is None:
+            if event.conn in self._followers:
+                self._followers.discard(event.conn)
+                return True
+            return False
+        if msg.get("type") == "hello" and msg.get("role") == "follower":
+            self._followers.add(event.conn)
+            return True
+        return event.conn in self._followers
+
+    def _await_followers(self) -> None:
+        """Wait (``start_timeout``) until every other node's `study follow` has connected."""
+        wanted = self.options.nnodes - 1
+        deadline = time.monotonic() + self.options.start_timeout
+        while len(self._followers) < wanted:
+            event = self.server.get(timeout=0.1)
+            if event is not None:
+                self._note_follower(event)  # anything else is a straggler of an earlier trial
+            elif time.monotonic() > deadline:
+                raise LaunchFailed(
+                    f"LaunchFailed: {len(self._followers)} of {wanted} other node(s) followed within "
+                    f"{self.options.start_timeout:g} s (run `convtune study follow` on each)"
+                )
 
 
 def _record_from_session(data: dict[str, Any], config: EngineConfig, world_size: int) -> Progress:
@@ -721,4 +788,107 @@ def follow(
     return launches
 
 
-__all__ = ["ElasticExecutor", "LaunchFailed", "LaunchOptions", "RankFailed", "follow", "nproc_per_node"]
+def follow_scripts(
+    spec: StudySpec,
+    world_size: int,
+    options: LaunchOptions,
+    *,
+    on_trial: Callable[[int], None] | None = None,
+    grace: float = 10.0,
+) -> int:
+    """Take part in a multi-node study of a ``workload: {script: …}`` from this node.
+
+    Connects to the study's channel and, for each trial the study's node announces, launches the
+    spec's script under torchrun (this node's share of ``world_size`` ranks, the same rendezvous
+    options) with that trial's recipe; its ranks report through :mod:`convtune.session` to the
+    study's channel. A launch still running ``grace`` seconds after the study's node ended the
+    trial is stopped. Returns the number of trials taken part in, when the study's node closes.
+    """
+    if not options.multi_node:
+        raise ConfigError("following needs --nnodes of 2 or more", where="--nnodes")
+    workload = spec.workload
+    assert isinstance(workload, dict) and "script" in workload
+    host, port = options.channel_address()
+    local = nproc_per_node(world_size, options.nnodes)
+    token = _channel_token(options)
+    env = dict(os.environ)
+    env.update(options.env)
+    env.update(
+        {
+            ENV_CHANNEL: f"{host}:{port}",
+            ENV_TOKEN: token,
+            "CONVTUNE_COLLECTIVE_TIMEOUT": str(options.collective_timeout),
+            "OMP_NUM_THREADS": str(default_threads(local, options.local_workers)),
+            "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY", "PASSIVE"),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    if options.backend:
+        env["CONVTUNE_BACKEND"] = options.backend
+    command = options.torchrun(local, leader=False)
+    command += [str(workload["script"]), *map(str, workload.get("args", []))]
+    client = ChannelClient.connect(
+        f"{host}:{port}", token=token, hello={"rank": -1, "role": "follower"}, timeout=options.start_timeout
+    )
+    inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+    def read() -> None:
+        while True:
+            try:
+                message = client.recv()
+            except (OSError, ValueError):
+                message = None
+            inbox.put(message)
+            if message is None or message.get("type") == "close":
+                return
+
+    threading.Thread(target=read, name="convtune-follow", daemon=True).start()
+    trials = 0
+    pending: list[dict[str, Any] | None] = []  # read during a launch, handled after it
+    with tempfile.TemporaryDirectory(prefix="convtune-follow-") as tmp:
+        try:
+            while True:
+                message = pending.pop(0) if pending else inbox.get()
+                if message is None or message.get("type") == "close":
+                    break
+                if message.get("type") != "script_trial":
+                    continue
+                trials += 1
+                trial = message["trial"]
+                if on_trial:
+                    on_trial(trial)
+                recipe_file = Path(tmp) / f"recipe-{trial}.json"
+                recipe_file.write_text(json.dumps(message["recipe"], indent=1))
+                trial_env = {**env, **message["env"], ENV_RECIPE: str(recipe_file)}
+                proc = subprocess.Popen(command, env=trial_env, cwd=spec.base_dir, start_new_session=True)
+                ended: float | None = None
+                try:
+                    while proc.poll() is None:
+                        if ended is not None and time.monotonic() > ended + grace:
+                            break
+                        with contextlib.suppress(queue.Empty):
+                            news = inbox.get(timeout=0.1)
+                            if news is not None and news.get("type") == "trial_end":
+                                if news.get("trial") == trial:
+                                    ended = time.monotonic()
+                            else:
+                                pending.append(news)  # the study's node moved on: end this launch
+                                ended = ended if ended is not None else time.monotonic()
+                finally:
+                    _terminate(proc, [])
+        finally:
+            client.close()
+    return trials
+
+
+__all__ = [
+    "ElasticExecutor",
+    "LaunchFailed",
+    "LaunchOptions",
+    "MultiNodeCommand",
+    "RankFailed",
+    "check_nodes",
+    "follow",
+    "follow_scripts",
+    "nproc_per_node",
+]

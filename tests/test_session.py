@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
 import sys
 import time
 import uuid
@@ -19,9 +21,10 @@ import pytest
 from convtune import session
 from convtune.engine import EngineConfig
 from convtune.errors import ConfigError
-from convtune.launcher import ElasticExecutor, LaunchOptions, RankFailed
+from convtune.launcher import ElasticExecutor, LaunchOptions, MultiNodeCommand, RankFailed
 from convtune.recipe import Recipe
 from convtune.spec import StudySpec
+from convtune.study import create_study
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = "examples/external_train.py"
@@ -116,3 +119,58 @@ def test_session_outside_convtune(tmp_path, monkeypatch):
     path.write_text(json.dumps(RECIPE.to_dict()))
     monkeypatch.setenv("CONVTUNE_RECIPE", str(path))
     assert session.recipe() == RECIPE
+
+
+def _free_port_pair() -> int:
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+        try:
+            with socket.socket() as b, socket.socket() as c:
+                b.bind(("127.0.0.1", port))
+                c.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair")
+
+
+def test_a_script_spans_two_nodes_over_loopback(tmp_path):
+    """`study follow` launches the script on the second "node" for each trial, with its recipe."""
+    storage = f"journal:///{tmp_path / 'study.log'}"
+    study_spec = spec({"script": SCRIPT, "args": ["--hidden", "32"]})
+    create_study("s", study_spec, storage)
+    endpoint = f"127.0.0.1:{_free_port_pair()}"
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "convtune.cli", "study", "follow", "s", "--storage", storage,
+         "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id", "scripts", "--collective-timeout", "15"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        options = LaunchOptions(nnodes=2, rdzv_endpoint=endpoint, rdzv_id="scripts", collective_timeout=15)
+        with ElasticExecutor(study_spec, options) as executor:
+            for stop_at in (512, 256):  # two trials: the follower relaunches for each
+                seen: list[int] = []
+
+                def on_eval(progress, seen=seen, stop_at=stop_at) -> bool:
+                    seen.append(progress.samples)
+                    return progress.samples >= stop_at
+
+                result = executor.run(RECIPE, CONFIG, on_eval)
+                # One rank per node; rank 0's reports recorded, both ranks left at the stop.
+                assert result.status == "stopped" and result.world_size == 2
+                assert seen == list(range(256, stop_at + 1, 256)) and result.samples == stop_at
+        out, _ = follower.communicate(timeout=60)
+        assert follower.returncode == 0, out.decode()[-2000:]
+        assert b"after 2 trial(s)" in out
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+
+
+def test_a_command_workload_refuses_more_nodes():
+    options = LaunchOptions(nnodes=2, rdzv_endpoint="127.0.0.1:29400")
+    with pytest.raises(MultiNodeCommand, match="command workload runs on one node"):
+        ElasticExecutor(spec({"command": [sys.executable, SCRIPT]}), options)
