@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import optuna
 from optuna.storages import BaseStorage
+from optuna.storages.journal import JournalRedisBackend
 
 from convtune.errors import StorageError
 
@@ -119,11 +120,11 @@ def open_storage(
             _ensure_parent(path, shown)
             return JournalStorage(JournalFileBackend(str(path), lock_obj=flock_journal_lock(str(path))))
         if url.startswith("redis://") or url.startswith("rediss://"):
-            from optuna.storages.journal import JournalRedisBackend, JournalStorage
+            from optuna.storages.journal import JournalStorage
 
             # ``?prefix=NAME`` keeps separate journals apart in one Redis database.
             url, prefix = _split_prefix(url)
-            return JournalStorage(JournalRedisBackend(url, prefix=prefix))
+            return JournalStorage(ResilientRedisBackend(url, prefix=prefix))
         if url.startswith("sqlite:///"):
             _ensure_parent(Path(url.removeprefix("sqlite:///")), shown)
         with warnings.catch_warnings():
@@ -251,6 +252,12 @@ for _name in (
     "get_best_trial",
     "record_heartbeat",
     "_get_stale_trial_ids",
+    # What Optuna's _CachedStorage (wrapped around every RDB storage in a study) calls instead
+    # of the public names above; without these a cut connection during ask() was not retried.
+    "_create_new_trial",
+    "_set_trial_param",
+    "_get_best_trial_id",
+    "_get_trials",
     "get_trial_params",
     "get_trial_user_attrs",
     "get_trial_system_attrs",
@@ -259,6 +266,36 @@ for _name in (
         setattr(
             ResilientRDBStorage, _name, _with_reconnect(_name, getattr(optuna.storages.RDBStorage, _name))
         )
+
+
+def _resilient_redis_client(url: str) -> Any:
+    import redis
+    from redis.backoff import ExponentialBackoff
+    from redis.retry import Retry
+
+    # A dropped connection (restart, CLIENT KILL, failover) is retried with backoff, as RDB
+    # operations are; redis-py's default gives up after a few quick tries.
+    budget = float(os.environ.get(RECONNECT_ENV) or RECONNECT_SECONDS)
+    retries = max(1, int(budget / 8) + 4)
+    return redis.Redis.from_url(
+        url,
+        retry=Retry(ExponentialBackoff(cap=8.0, base=0.5), retries),
+        retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
+    )
+
+
+class ResilientRedisBackend(JournalRedisBackend):
+    """Optuna's Redis journal backend whose client reconnects with backoff."""
+
+    def __init__(self, url: str, use_cluster: bool = False, prefix: str = "") -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            super().__init__(url, use_cluster=use_cluster, prefix=prefix)
+        self._redis = _resilient_redis_client(url)
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        self._redis = _resilient_redis_client(self._url)
 
 
 def flock_journal_lock(path: str) -> Any:
