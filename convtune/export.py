@@ -23,6 +23,7 @@ A new format is one :func:`register_exporter` call.
 
 from __future__ import annotations
 
+import abc
 import json
 import math
 from dataclasses import dataclass, field
@@ -90,16 +91,16 @@ def _finite(value: float | None) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
-class Exporter:
+class Exporter(abc.ABC):
     """One export format. Subclasses set ``name``/``suffix`` and implement :meth:`render`."""
 
     name: ClassVar[str]
     suffix: ClassVar[str]
     description: ClassVar[str] = ""
 
+    @abc.abstractmethod
     def render(self, doc: ExportDocument, path: Path | None = None) -> str:
         """The file's text. ``path`` (where it will be written) may pick a sub-format."""
-        raise NotImplementedError
 
 
 EXPORTERS: dict[str, Exporter] = {}
