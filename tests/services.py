@@ -9,6 +9,7 @@ connections (``application_name`` / ``client_name``) so cutting them never touch
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 
 import pytest
@@ -124,3 +125,19 @@ def light_worker(url: str, name: str, n: int, reports: int) -> None:
         return x
 
     study.optimize(objective, n_trials=n)
+
+
+def free_port_pair() -> int:
+    """A loopback port P with P + 1 also free (a rendezvous endpoint and its channel port)."""
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+        try:
+            with socket.socket() as b, socket.socket() as c:
+                b.bind(("127.0.0.1", port))
+                c.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair")

@@ -7,7 +7,6 @@ Rank processes carry a per-test environment token; after a test, no process with
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import optuna
 import pytest
 from optuna.trial import TrialState
+from services import free_port_pair
 
 from convtune.engine import EngineConfig
 from convtune.launcher import ElasticExecutor, LaunchOptions
@@ -166,24 +166,9 @@ def test_a_rank_hanging_in_a_collective_fails_the_trial_after_the_timeout(tmp_pa
     assert time.monotonic() - started < 120
 
 
-def _free_port_pair() -> int:
-    for _ in range(50):
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = a.getsockname()[1]
-        try:
-            with socket.socket() as b, socket.socket() as c:
-                b.bind(("127.0.0.1", port))
-                c.bind(("127.0.0.1", port + 1))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no free port pair")
-
-
 def test_two_nodes_over_loopback(tmp_path, token):
     storage = _study(tmp_path)
-    port = _free_port_pair()
+    port = free_port_pair()
     endpoint = f"127.0.0.1:{port}"
     follower = subprocess.Popen(
         [sys.executable, "-m", "convtune.cli", "study", "follow", "s", "--storage", storage,

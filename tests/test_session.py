@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from services import free_port_pair
 
 from convtune import session
 from convtune.engine import EngineConfig
@@ -121,27 +121,12 @@ def test_session_outside_convtune(tmp_path, monkeypatch):
     assert session.recipe() == RECIPE
 
 
-def _free_port_pair() -> int:
-    for _ in range(50):
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = a.getsockname()[1]
-        try:
-            with socket.socket() as b, socket.socket() as c:
-                b.bind(("127.0.0.1", port))
-                c.bind(("127.0.0.1", port + 1))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no free port pair")
-
-
 def test_a_script_spans_two_nodes_over_loopback(tmp_path):
     """`study follow` launches the script on the second "node" for each trial, with its recipe."""
     storage = f"journal:///{tmp_path / 'study.log'}"
     study_spec = spec({"script": SCRIPT, "args": ["--hidden", "32"]})
     create_study("s", study_spec, storage)
-    endpoint = f"127.0.0.1:{_free_port_pair()}"
+    endpoint = f"127.0.0.1:{free_port_pair()}"
     follower = subprocess.Popen(
         [sys.executable, "-m", "convtune.cli", "study", "follow", "s", "--storage", storage,
          "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id", "scripts", "--collective-timeout", "15"],
