@@ -518,10 +518,10 @@ def run_study(
     ``world_size`` overrides the spec's ranks per trial. ``executor``: ``auto`` trains one-rank
     Workload trials in this process (no launch, no channel) and everything else (more ranks,
     nodes, scripts, commands) in torchrun-launched warm ranks; ``elastic`` always launches;
-    ``inprocess`` never does. Measured on 2 cores (benchmarks/ddp_scaling.py): a warm rank runs
-    with ``OMP_WAIT_POLICY=PASSIVE``, which this process cannot set after torch is loaded, and was
-    10× faster than in-process training at 2 threads; warm-rank overhead is a few % of a trial. ``launch`` sets rendezvous options and
-    the collective timeout; ``local_workers`` is how many tuning processes share this machine.
+    ``inprocess`` never does. In-process training needs ``OMP_WAIT_POLICY=PASSIVE`` set before
+    torch loads (the CLI does): without it two spinning threads ran ~10× slower on a loaded
+    2-core machine; warm ranks always get it. ``launch`` sets rendezvous options and the
+    collective timeout; ``local_workers`` is how many tuning processes share this machine.
 
     Worker processes (:mod:`convtune.workers`) pass their own ``sampler_seed``, and ``claim``:
     called before each trial, False ends the run (``n_trials`` is then ignored). On journal
