@@ -19,6 +19,9 @@ probe_app = typer.Typer(
 )
 app.add_typer(probe_app, name="probe")
 
+RecipeOpt = Annotated[
+    Path | None, typer.Option(help="Recipe to probe with (default: baseline, best, or mid-space).")
+]
 WriteSpaceOpt = Annotated[
     Path | None,
     typer.Option("--write-space", help="Write the study's space, narrowed by the probe, to this YAML file."),
@@ -174,9 +177,7 @@ def probe_lr_range(
         float, typer.Option(help="Last LR (the test stops earlier when the loss blows up).")
     ] = 10.0,
     steps: Annotated[int, typer.Option(help="Optimizer steps over the sweep.")] = 100,
-    recipe: Annotated[
-        Path | None, typer.Option(help="Recipe to probe with (default: baseline, best, or mid-space).")
-    ] = None,
+    recipe: RecipeOpt = None,
     write_space: WriteSpaceOpt = None,
     storage: StorageOpt = None,
 ) -> None:
@@ -205,9 +206,7 @@ def probe_noise_scale(
     b_big: Annotated[int | None, typer.Option(help="Big batch (default: 8× the small one).")] = None,
     repeats: Annotated[int, typer.Option(help="Gradient measurements per batch size.")] = 20,
     warmup_steps: Annotated[int, typer.Option(help="Training steps before measuring.")] = 20,
-    recipe: Annotated[
-        Path | None, typer.Option(help="Recipe to probe with (default: baseline, best, or mid-space).")
-    ] = None,
+    recipe: RecipeOpt = None,
     write_space: WriteSpaceOpt = None,
     storage: StorageOpt = None,
 ) -> None:

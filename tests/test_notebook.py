@@ -8,17 +8,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from test_dashboard import SPACE  # the same tiny study
 
 from convtune.spec import StudySpec
 
-SPACE = {
-    "peak_lr": {"choices": [3.0e-3, 1.0e-2]},
-    "warmup_steps": 2,
-    "horizon_samples": 6144,
-    "schedule": "cosine",
-    "micro_batch_size": 32,
-    "optimizer": "adamw",
-}
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "analyze_study.ipynb"
 
 
