@@ -154,13 +154,26 @@ def _rdb_storage(
     # Bounded retries: a trial that always kills its worker (e.g. out of memory) must not loop.
     retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
     cls = optuna.storages.RDBStorage if url.startswith("sqlite") else ResilientRDBStorage
-    return cls(
-        url,
-        heartbeat_interval=heartbeat_interval,
-        grace_period=grace_period,
-        heartbeat_stale_trial_callback=retry if heartbeat_interval else None,
-        engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else None,
-    )
+    budget = float(os.environ.get(RECONNECT_ENV) or RECONNECT_SECONDS)
+    deadline, delay = time.monotonic() + budget, 0.5
+    while True:
+        try:
+            return cls(
+                url,
+                heartbeat_interval=heartbeat_interval,
+                grace_period=grace_period,
+                heartbeat_stale_trial_callback=retry if heartbeat_interval else None,
+                engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else None,
+            )
+        except Exception as exc:
+            # Opening commits too (schema and version checks): a connection lost right then is
+            # retried like any other operation; a refused connection still fails at once.
+            if url.startswith("sqlite") or not _transient(exc) or "refused" in str(exc):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(8.0, delay * 2)
 
 
 _T = TypeVar("_T")
