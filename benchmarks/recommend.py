@@ -26,6 +26,7 @@ import statistics
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,9 @@ from pruning import DEFAULT_TARGETS, Curve, load_grid  # noqa: E402
 from record_curves import DATA, WORKLOADS  # noqa: E402
 
 from convtune.curves import time_to_target  # noqa: E402
-from convtune.pruners import TimeToTargetPruner  # noqa: E402
 from convtune.scaling import recommend  # noqa: E402
 from convtune.spec import StudySpec  # noqa: E402
-from convtune.study import SPEC_ATTR, make_sampler  # noqa: E402
+from convtune.study import SPEC_ATTR, make_pruner, make_sampler  # noqa: E402
 from convtune.target import Target  # noqa: E402
 
 
@@ -71,24 +71,45 @@ def grid_key(workload: str, recipe: dict[str, Any], grid: dict[tuple[Any, ...], 
     return (opt, level, batch, recipe["schedule"], warmup)
 
 
-def run_study(
-    workload: str, grid: dict[tuple[Any, ...], Curve], target: Target, n_trials: int, seed: int
-) -> dict[str, Any]:
-    budget = float(WORKLOADS[workload]["horizon"])
+@dataclass
+class Replayed:
+    """One replayed study: the Optuna study, its spec, and the samples its trials spent."""
+
+    study: optuna.Study
+    spec: StudySpec
+    spent: float
+
+
+def replay(
+    workload: str,
+    grid: dict[tuple[Any, ...], Curve],
+    target: Target,
+    seed: int,
+    *,
+    n_trials: int | None = None,
+    budget_runs: float | None = None,
+) -> Replayed:
+    """A study of ``n_trials`` trials, or of as many as ``budget_runs`` full planned runs pay for.
+
+    With a budget, the trial that would overspend it stops at its last evaluation inside it (it
+    ends like a pruned trial, with a forecast), and the study ends there.
+    """
+    horizon = float(WORKLOADS[workload]["horizon"])
     spec = StudySpec.from_dict(
         {
             "workload": workload,
             "space": space_for(workload),
             "target": str(target),
             "cost": "samples",
-            "max_cost": budget,
+            "max_cost": horizon,
             "seed": seed,
         }
     )
     space = spec.search_space
-    pruner = TimeToTargetPruner(target, max_cost=budget)
+    pruner = make_pruner(spec)  # what `convtune study run` uses (TimeToTargetPruner, its margin)
     study = optuna.create_study(direction="minimize", sampler=make_sampler(spec), pruner=pruner)
     study.set_user_attr(SPEC_ATTR, spec.to_dict())
+    cap = math.inf if budget_runs is None else budget_runs * horizon
     spent = [0.0]
 
     def objective(trial: optuna.Trial) -> float:
@@ -102,11 +123,14 @@ def run_study(
         trial.set_user_attr("lr_schedule", curve.schedule_dict)
         seen = 0
         for i, (samples, value) in enumerate(zip(curve.samples, curve.metric, strict=True)):
-            spent[0] += samples - (curve.samples[i - 1] if i else 0.0)
+            step = samples - (curve.samples[i - 1] if i else 0.0)
+            if spent[0] + step > cap:
+                break  # the study's budget is spent
+            spent[0] += step
             seen = i + 1
             if not math.isfinite(value):
                 trial.set_user_attr("status", "diverged")
-                return 1e3 * budget * 1e6
+                return 1e3 * horizon * 1e6
             trial.report(float(value), step=int(samples))
             if target.is_reached(value):
                 ttt = time_to_target(curve.samples[:seen], curve.metric[:seen], target)
@@ -115,6 +139,8 @@ def run_study(
                 return ttt
             if trial.should_prune():
                 break
+        if seen == 0:
+            raise optuna.TrialPruned()  # not one evaluation fit in what was left of the budget
         frozen = study._storage.get_trial(trial._trial_id)
         forecast = pruner.decide(study, frozen).forecast or pruner.forecast_trial(study, frozen)
         for k, v in forecast.to_attrs().items():
@@ -122,42 +148,90 @@ def run_study(
         last = float(curve.samples[seen - 1])
         est = forecast.estimate
         trial.set_user_attr("status", "stopped" if seen < curve.samples.size else "budget")
-        if math.isfinite(est) and last < est < 1e3 * budget:
+        if math.isfinite(est) and last < est < 1e3 * horizon:
             trial.set_user_attr("predicted_time_to_target", est)
             return est
         finite = curve.metric[:seen][np.isfinite(curve.metric[:seen])]
         gap = target.gap(float(finite[-1])) if finite.size else 1e6
-        return 1e3 * budget * (1 + min(gap, 1e6))
+        return 1e3 * horizon * (1 + min(gap, 1e6))
 
-    study.optimize(objective, n_trials=n_trials)
-    reached = [t for t in study.trials if t.user_attrs.get("status") == "reached"]
+    def out_of_budget(study: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
+        if spent[0] >= cap - float(WORKLOADS[workload]["eval_every"]):
+            study.stop()
+
+    if budget_runs is None:
+        study.optimize(objective, n_trials=n_trials)
+    else:
+        study.optimize(objective, n_trials=n_trials or 1000, callbacks=[out_of_budget])
+    return Replayed(study, spec, spent[0])
+
+
+def score(
+    workload: str, grid: dict[tuple[Any, ...], Curve], run: Replayed, **recommend_kwargs: Any
+) -> dict[str, Any]:
+    """True time-to-target of the study's best measured trial and of its recommendation."""
+    reached = [t for t in run.study.trials if t.user_attrs.get("status") == "reached"]
     measured = min((t.value for t in reached), default=math.inf)
     started = time.perf_counter()
+    recommend_kwargs.setdefault("n_candidates", 1000)
     try:
-        rec = recommend(study, spec, n_candidates=1000)
+        rec = recommend(run.study, run.spec, **recommend_kwargs)
         rec_key = grid_key(workload, rec.recipe.to_dict(), grid)
         rec_ttt = grid[rec_key].ttt
         between = not any(
             math.isclose(rec.recipe.peak_lr, lr, rel_tol=1e-6) for lr in WORKLOADS[workload]["lr"][rec_key[0]]
         )
-        predicted = rec.time_to_target
-    except ValueError:
-        rec_ttt, between, predicted = measured, False, math.nan
+        predicted, is_measured = rec.time_to_target, rec.measured_trial is not None
+    except ValueError:  # no trial reached the target: the study recommends nothing
+        rec_ttt, between, predicted, is_measured = math.inf, False, math.nan, False
     return {
-        "spent": spent[0],
+        "spent": run.spent,
+        "n_trials": len(run.study.trials),
         "measured": measured,
         "recommended": rec_ttt,
         "predicted": predicted,
         "between": between,
+        "is_measured": is_measured,
         "rec_seconds": time.perf_counter() - started,
     }
 
 
+HEADER = (
+    "| study | trials | recommended: median regret | within 10% | measured best: median regret | within 10% "
+    "| rec. = a measured trial | rec. between grid LRs | cost (× full run) | cost (× best's time-to-target) |"
+)
+
+
+def row(label: str, rows: list[dict[str, Any]], best: float, horizon: float) -> str:
+    rec = [r["recommended"] / best - 1 for r in rows]
+    meas = [r["measured"] / best - 1 for r in rows]
+    full = [r["spent"] / horizon for r in rows]
+    ttt = [r["spent"] / best for r in rows]
+
+    def share(xs: list[float]) -> str:
+        return f"{sum(x <= 0.1 for x in xs)}/{len(xs)}"
+
+    def pct(xs: list[float]) -> str:
+        m = statistics.median(xs)
+        return f"{m:.1%}" if math.isfinite(m) else "none reached"
+
+    trials = [r["n_trials"] for r in rows]
+    n = f"{min(trials)}–{max(trials)}" if min(trials) != max(trials) else str(trials[0])
+    return (
+        f"| {label} | {n} | {pct(rec)} | {share(rec)} | {pct(meas)} | {share(meas)} "
+        f"| {sum(r['is_measured'] for r in rows)}/{len(rows)} | {sum(r['between'] for r in rows)}/{len(rows)} "
+        f"| {statistics.median(full):.2f} (max {max(full):.2f}) | {statistics.median(ttt):.1f} |"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", default="digits")
+    parser.add_argument("--workload", default="digits", choices=sorted(WORKLOADS))
     parser.add_argument("--target", default=None)
-    parser.add_argument("--trials", type=int, nargs="+", default=[8, 16, 24])
+    parser.add_argument("--trials", type=int, nargs="*", default=[8, 16, 24], help="studies of K trials")
+    parser.add_argument(
+        "--budgets", type=float, nargs="*", default=[1, 2, 3], help="studies capped at this many full runs"
+    )
     parser.add_argument("--seeds", type=int, default=10)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -168,31 +242,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no recorded curves for {args.workload} in {DATA}: run benchmarks/record_curves.py first")
         return 1
     best = min(c.ttt for c in grid.values())
+    horizon = float(WORKLOADS[args.workload]["horizon"])
     n_reach = sum(math.isfinite(c.ttt) for c in grid.values())
     print(
-        f"{args.workload}, target {target}: {len(grid)} grid points, {n_reach} reach it; "
-        f"grid best {best:.0f} samples (one full run of the best config = 1.0× cost)"
+        f"{args.workload}, target {target}: {len(grid)} grid points, {n_reach} reach it, "
+        f"{sum(c.ttt <= 1.1 * best for c in grid.values())} within 10% of the best; grid best "
+        f"{best:.0f} samples; one full run (the planned schedule) = {horizon:.0f} samples = "
+        f"{horizon / best:.1f}× the best's time-to-target"
     )
-    header = (
-        "| K trials | recommended: median regret | within 10% | measured best: median regret | within 10% "
-        "| between grid LRs | tuning cost (× best run) | recommend s |"
-    )
-    print(header)
-    print("|" + "---|" * 8)
-    for k in args.trials:
-        rows = [run_study(args.workload, grid, target, k, seed) for seed in range(args.seeds)]
-        rec = [r["recommended"] / best - 1 for r in rows]
-        meas = [r["measured"] / best - 1 for r in rows]
-        cost = [r["spent"] / best for r in rows]
-
-        def share(xs: list[float]) -> str:
-            return f"{sum(x <= 0.1 for x in xs)}/{len(xs)}"
-
-        print(
-            f"| {k} | {statistics.median(rec):.1%} | {share(rec)} | {statistics.median(meas):.1%} | {share(meas)} "
-            f"| {sum(r['between'] for r in rows)}/{len(rows)} | {statistics.median(cost):.1f} "
-            f"(min {min(cost):.1f}) | {statistics.median(r['rec_seconds'] for r in rows):.2f} |"
-        )
+    print(HEADER)
+    print("|" + "---|" * HEADER.count(" | ") + "---|")
+    studies = [(f"K = {k}", {"n_trials": k}) for k in args.trials]
+    studies += [(f"budget {b:g} full runs", {"budget_runs": b}) for b in args.budgets]
+    for label, how in studies:
+        rows = []
+        for seed in range(args.seeds):
+            run = replay(args.workload, grid, target, seed, **how)
+            rows.append(score(args.workload, grid, run))
+        print(row(label, rows, best, horizon))
         sys.stdout.flush()
     return 0
 

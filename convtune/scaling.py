@@ -31,7 +31,7 @@ import json
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,8 +52,12 @@ CONFIRMATIONS_ATTR = "confirmations"
 _MEASURED_SIGMA = 0.1
 _MIN_FORECAST_SIGMA = 0.2
 # Selection is risk-averse by this many standard deviations (log scale): a candidate far from
-# every trial needs a clearly better mean to beat one next to measured data.
-_RISK = 0.5
+# every trial needs a clearly better mean to beat one next to measured data, and a configuration
+# no trial ran must beat the best measured one by its own uncertainty. 1.0 beat 0.5 and 2.0 on
+# both recorded grids (benchmarks/recommend.py, 20 seeds).
+_RISK = 1.0
+# Past this log-scale sd (a factor of ~3,700 at 90%) a prediction says nothing more.
+_MAX_LOG_SD = 5.0
 # Knobs the parametric fits model, so candidates may take values no trial tried.
 _MODELLED = {"micro_batch_size", "grad_accum_steps", "global_batch_size", "world_size", "precision"}
 
@@ -364,6 +368,7 @@ class StepsFit:
                     p0=p0,
                     sigma=w,
                     bounds=([lower[n] for n in free], [upper[n] for n in free]),
+                    method="trf",
                     max_nfev=2000,
                 )
         except (RuntimeError, ValueError):
@@ -579,6 +584,7 @@ class ScalingModel:
         self.step_time = StepTimeFit.fit(points, cost=cost)
         self.encoder = Encoder(space.distributions())
         self.gp: ResidualGP | None = None
+        self.residual_const = (0.0, 1.0)
         if self.usable:
             x = np.stack([self.encoder.encode(p.params) for p in self.usable])
             y = np.log([p.time for p in self.usable]) - self._parametric(
@@ -586,6 +592,12 @@ class ScalingModel:
             )
             noise = np.array([p.sigma for p in self.usable])
             self.gp = ResidualGP.fit(self.encoder, x, y, noise, seed=seed)
+            # Too few points for the GP: the residual is a constant (their weighted mean) whose
+            # spread is the points' own, never zero (a bare fit predicted one sample).
+            weights = 1 / np.maximum(noise, _MEASURED_SIGMA) ** 2
+            mean = float(np.sum(weights * y) / np.sum(weights))
+            spread = float(np.std(y, ddof=1)) if len(y) >= 2 else 1.0
+            self.residual_const = (mean, max(spread, 0.5))
         # LRs past the lowest one that diverged (scaled to each batch by the fitted exponent) are
         # not predicted: no curve says how fast a run that blows up is.
         self.diverged_scaled_lr = min(
@@ -659,7 +671,12 @@ class ScalingModel:
             residual, sd = self.gp.predict(x)
             log_mean = log_mean + residual
             var = var + sd**2
+        elif self.usable:
+            log_mean = log_mean + self.residual_const[0]
+            var = var + self.residual_const[1] ** 2
         var += (self.seed_sigma if self.seed_sigma is not None else _MEASURED_SIGMA) ** 2
+        # An unidentified fit (a covariance of 1e16) says nothing beyond "any factor": cap it.
+        var = np.minimum(var, _MAX_LOG_SD**2)
         return [
             Prediction(dict(p), r, float(m), float(math.sqrt(v)), self.level)
             for p, r, m, v in zip(params_list, recipes, log_mean, var, strict=True)
@@ -699,6 +716,25 @@ class ScalingModel:
             ]
         return unique
 
+    def _as_measured(self, preds: list[Prediction]) -> list[Prediction]:
+        """A configuration that trials ran to the target is predicted by what they measured.
+
+        Its mean is theirs and its sd the seed-to-seed spread over √n, so a configuration no
+        trial ran must beat it by its own uncertainty (``risk`` sd's) to be recommended.
+        """
+        runs: dict[str, list[float]] = {}
+        for p in self.points:
+            if p.measured:
+                runs.setdefault(params_key(p.params), []).append(math.log(p.time))
+        sigma = self.seed_sigma if self.seed_sigma is not None else _MEASURED_SIGMA
+        out = []
+        for pred in preds:
+            logs = runs.get(params_key(pred.params))
+            if logs:
+                pred = replace(pred, log_mean=float(np.mean(logs)), log_sd=sigma / math.sqrt(len(logs)))
+            out.append(pred)
+        return out
+
     def _lr_ranges(self) -> dict[str, tuple[float, float]]:
         """Per optimizer, the lowest and highest batch-scaled LR a non-diverged trial ran."""
         out: dict[str, tuple[float, float]] = {}
@@ -735,7 +771,13 @@ class ScalingModel:
         return {self._categoricals(p.params) for p in measured}
 
     def top(
-        self, k: int = 1, *, n_candidates: int = 2000, seed: int = 0, min_distance: float = 0.1
+        self,
+        k: int = 1,
+        *,
+        n_candidates: int = 2000,
+        seed: int = 0,
+        min_distance: float = 0.1,
+        risk: float | None = None,
     ) -> list[Prediction]:
         """The ``k`` best candidates by mean + ½ sd (log scale), fastest first.
 
@@ -753,7 +795,9 @@ class ScalingModel:
             for p in self.predict(candidates)
             if self._scaled_lr(p.recipe.effective_batch_size, p.recipe.peak_lr) < self.diverged_scaled_lr
         ]
-        preds.sort(key=lambda p: p.log_mean + _RISK * p.log_sd)
+        preds = self._as_measured(preds)
+        risk = _RISK if risk is None else risk
+        preds.sort(key=lambda p: p.log_mean + risk * p.log_sd)
         chosen: list[Prediction] = []
         codes: list[np.ndarray] = []
         for pred in preds:
@@ -1009,6 +1053,7 @@ def recommend(
     n_candidates: int = 2000,
     level: float = LEVEL,
     seed: int = 0,
+    risk: float | None = None,
 ) -> Recommendation:
     """The configuration the study's scaling fits predict reaches the target fastest.
 
@@ -1023,7 +1068,7 @@ def recommend(
     """
     spec = spec or _spec_of(study)
     model = ScalingModel.from_study(study, spec, level=level, seed=seed)
-    best = model.top(max(1, top), n_candidates=n_candidates, seed=seed)
+    best = model.top(max(1, top), n_candidates=n_candidates, seed=seed, risk=risk)
     if not best:
         raise ValueError("every candidate lies in the diverged region")
     pick = best[0]
