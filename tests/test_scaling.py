@@ -320,3 +320,40 @@ def test_no_prediction_before_any_trial_reached_the_target() -> None:
         convtune.recommend(study, s)
     report = best_report(study, s)
     assert report["predicted"] is None and "no trial reached" in report["predicted_unavailable"]
+
+
+def test_steps_fit_with_one_batch_and_two_lrs_fits_the_level_only() -> None:
+    """Only ``S_min`` is free (no bounds to speak of): the fit still runs."""
+    fit = StepsFit.fit([32, 32, 32, 32], [1e-3, 1e-3, 2e-3, 2e-3], [100.0, 110.0, 90.0, 95.0])
+    assert fit is not None and fit.free == ("log_s_min",)
+    assert 90 < fit.s_min < 110
+    assert fit.b_noise is None and fit.lr_exponent is None
+
+
+def test_too_few_trials_for_any_fit_recommend_the_best_measured_one() -> None:
+    """Three trials: no steps fit, no GP. The pick is the fastest measured trial, at its time."""
+    s = spec()
+    study = optuna.create_study(direction="minimize")
+    study.set_user_attr(SPEC_ATTR, s.to_dict())
+    for lr in (1e-3, 4e-3, 2e-2):
+        add_trial(study, s, {"peak_lr": lr, "micro_batch_size": 32, "grad_accum_steps": 1})
+    rec = convtune.recommend(study, n_candidates=300)
+    fastest = min(study.trials, key=lambda t: t.value)
+    assert rec.measured_trial == fastest.number
+    assert rec.time_to_target == pytest.approx(fastest.value)
+    low, high = rec.interval
+    assert low < fastest.value < high
+
+
+def test_an_unconfident_gain_does_not_displace_the_best_measured_trial() -> None:
+    """Scattered trials (log-noise 0.3) leave a wide model: the measured best stays the pick."""
+    s = spec()
+    study = optuna.create_study(direction="minimize")
+    study.set_user_attr(SPEC_ATTR, s.to_dict())
+    rng = np.random.default_rng(3)
+    for micro, lr in [(16, 1e-3), (32, 3e-3), (64, 1e-2), (16, 2e-2), (64, 2e-3), (32, 1.5e-3)]:
+        params = {"peak_lr": lr, "micro_batch_size": micro, "grad_accum_steps": 1}
+        add_trial(study, s, params, noise=float(rng.normal(0, 0.3)))
+    rec = convtune.recommend(study, n_candidates=500)
+    fastest = min(study.trials, key=lambda t: t.value)
+    assert rec.measured_trial == fastest.number, (rec.params, rec.time_to_target, fastest.params)
