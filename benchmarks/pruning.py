@@ -132,6 +132,29 @@ class StudyResult:
     bad_stops: int = 0  # stopped trials whose true time-to-target beat the incumbent then
     bad_cyclic_stops: int = 0
     trial_curves: list[str] = field(default_factory=list)
+    # Samples spent by trials that reached the target / were stopped / ran their whole budget.
+    spent_by_end: dict[str, float] = field(
+        default_factory=lambda: {"reached": 0.0, "stopped": 0.0, "budget": 0.0}
+    )
+
+
+class OraclePruner(optuna.pruners.BasePruner):
+    """A floor for the table: knows each trial's true time-to-target (user attr ``true_ttt``).
+
+    After ``n_warmup`` reports it stops every trial that will not reach the target within its
+    budget or will not beat the best measured one, which no real pruner can do; what it spends
+    is about the least a pruner with that warm-up could.
+    """
+
+    def __init__(self, n_warmup: int = 3) -> None:
+        self._n_warmup = n_warmup
+
+    def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:
+        if len(trial.intermediate_values) < self._n_warmup:
+            return False
+        done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+        measured = [t.value for t in done if t.user_attrs.get("status") == "reached" and t.value is not None]
+        return trial.user_attrs["true_ttt"] >= min(measured, default=math.inf)
 
 
 def penalty(budget: float, gap: float) -> float:
@@ -151,15 +174,27 @@ def replay_study(
 ) -> StudyResult:
     n_evals = max(c.samples.size for c in grid.values())
     convtune_style = pruner_name.startswith("ttt")
-    pruner: optuna.pruners.BasePruner = {
-        "none": lambda: optuna.pruners.NopPruner(),
-        "median": lambda: optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
-        "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(),
-        "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=n_evals),
-        "ttt": lambda: TimeToTargetPruner(target, max_cost=budget),
-        "ttt-blind": lambda: TimeToTargetPruner(target, max_cost=budget),
-        "ttt-m25": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
-    }[pruner_name]()
+    if ":" in pruner_name:  # "ttt:margin=0.1+level=0.9+n_warmup_reports=2" — a sweep point
+        options = {k: float(v) for k, v in (kv.split("=") for kv in pruner_name.split(":", 1)[1].split("+"))}
+        if "n_warmup_reports" in options:
+            options["n_warmup_reports"] = int(options["n_warmup_reports"])
+        custom: optuna.pruners.BasePruner = TimeToTargetPruner(target, max_cost=budget, **options)
+    pruner: optuna.pruners.BasePruner = (
+        custom
+        if ":" in pruner_name
+        else {
+            "none": lambda: optuna.pruners.NopPruner(),
+            "median": lambda: optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
+            "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(),
+            "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=n_evals),
+            "ttt": lambda: TimeToTargetPruner(target, max_cost=budget),
+            "ttt-blind": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
+            "ttt-m25": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
+            "oracle": lambda: OraclePruner(),
+        }[pruner_name]()
+        if ":" not in pruner_name
+        else custom
+    )
     sampler = optuna.samplers.TPESampler(seed=seed)
     # A fixed name: HyperbandPruner assigns brackets by hashing it with the trial number.
     name = f"replay-{pruner_name}-{outcome}-{seed}"
@@ -175,17 +210,29 @@ def replay_study(
     incumbent = [math.inf]
 
     def objective(trial: optuna.Trial) -> float:
+        before = res.spent
+        try:
+            value, end = walk(trial)
+        except optuna.TrialPruned:
+            res.spent_by_end["stopped"] += res.spent - before
+            raise
+        res.spent_by_end[end] += res.spent - before
+        return value
+
+    def walk(trial: optuna.Trial) -> tuple[float, str]:
         key = tuple(trial.suggest_categorical(k, choices[k]) for k in KNOBS)
         curve = _lookup(grid, key)
         res.trial_curves.append(curve.name)
         res.n_cyclic += curve.cyclic
-        if pruner_name in ("ttt", "ttt-m25"):
+        if pruner_name in ("ttt", "ttt-m25") or pruner_name.startswith("ttt:"):
             trial.set_user_attr("lr_schedule", curve.schedule_dict)
+        if pruner_name == "oracle":
+            trial.set_user_attr("true_ttt", curve.ttt)
         for i, (samples, value) in enumerate(zip(curve.samples, curve.metric, strict=True)):
             res.spent += samples - (curve.samples[i - 1] if i else 0.0)
             seen_c, seen_v = curve.samples[: i + 1], curve.metric[: i + 1]
             if not math.isfinite(value):  # the engine stops a diverged run at once
-                return penalty(budget, math.inf)
+                return penalty(budget, math.inf), "stopped"
             if convtune_style:
                 trial.report(float(value), step=int(samples))
             else:
@@ -197,7 +244,8 @@ def replay_study(
                 if ttt < incumbent[0]:
                     incumbent[0] = ttt
                     res.pick = curve
-                return ttt
+                trial.set_user_attr("status", "reached")
+                return ttt, "reached"
             if trial.should_prune():
                 res.n_stopped += 1
                 res.n_cyclic_stopped += curve.cyclic
@@ -206,25 +254,29 @@ def replay_study(
                     res.bad_cyclic_stops += curve.cyclic
                 if outcome == "pruned":
                     raise optuna.TrialPruned()
-                return stopped_value(trial, curve, i)
-        return stopped_value(trial, curve, curve.samples.size - 1)
+                return stopped_value(trial, curve, i), "stopped"
+        return stopped_value(trial, curve, curve.samples.size - 1), "budget"
 
     def stopped_value(trial: optuna.Trial, curve: Curve, i: int) -> float:
         seen_c, seen_v = curve.samples[: i + 1], curve.metric[: i + 1]
         pruned = i < curve.samples.size - 1
         trial.set_user_attr("status", "stopped" if pruned else "budget")  # as convtune does
         trial.set_user_attr("extrapolated", True)
+        if isinstance(pruner, OraclePruner):
+            return curve.ttt if math.isfinite(curve.ttt) else penalty(budget, gap_at(seen_v))
         if isinstance(pruner, TimeToTargetPruner):
             frozen = study._storage.get_trial(trial._trial_id)
             fc = pruner.decide(study, frozen).forecast or pruner.forecast_trial(study, frozen)
         else:
             fc = forecast_time_to_target(seen_c, seen_v, target, schedule=curve.schedule)
-        finite = seen_v[np.isfinite(seen_v)]
-        gap = target.gap(float(finite[-1])) if finite.size else math.inf
         est = fc.estimate
         if math.isfinite(est) and est > seen_c[-1] and est < 1e3 * budget:
             return est
-        return penalty(budget, gap)
+        return penalty(budget, gap_at(seen_v))
+
+    def gap_at(seen_v: np.ndarray) -> float:
+        finite = seen_v[np.isfinite(seen_v)]
+        return target.gap(float(finite[-1])) if finite.size else math.inf
 
     study.optimize(objective, n_trials=n_trials)
     return res
@@ -346,6 +398,7 @@ METHODS: list[tuple[str, str]] = [
     ("ttt", "pruned"),
     ("ttt-m25", "complete"),
     ("ttt-blind", "complete"),
+    ("oracle", "complete"),
 ]
 
 
@@ -384,6 +437,10 @@ def pruning_table(
                 "pick ≤10%": float(np.mean([r <= 0.1 for r in regrets])),
                 "cost to ≤10%": statistics.median(found),
                 "stopped": statistics.mean(r.n_stopped for r in results),
+                "cost: reached/stopped/budget": "/".join(
+                    f"{statistics.mean(r.spent_by_end[e] for r in results) / 1e3:.0f}k"
+                    for e in ("reached", "stopped", "budget")
+                ),
                 "cyclic stopped": f"{sum(r.n_cyclic_stopped for r in results)}/{sum(r.n_cyclic for r in results)}",
                 "bad stops (cyclic)": f"{sum(r.bad_stops for r in results)} ({sum(r.bad_cyclic_stops for r in results)})",
             }
@@ -398,7 +455,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--only", choices=["pruning", "forecast"], default=None)
-    parser.add_argument("--methods", default=None, help="comma list of pruner/outcome, e.g. ttt/complete")
+    parser.add_argument(
+        "--methods",
+        default=None,
+        help="comma list of pruner/outcome, e.g. ttt/complete; a TimeToTargetPruner sweep point is "
+        "ttt:margin=0.1+n_warmup_reports=2/complete",
+    )
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -111,6 +111,17 @@ def test_trial_whose_optimistic_forecast_beats_the_incumbent_is_never_pruned() -
                 break
 
 
+def test_default_warm_up_decides_from_the_second_report_when_finished_trials_give_a_prior() -> None:
+    pruner = TimeToTargetPruner(TARGET)
+    study = run(pruner, [{"speed": s, "floor": 1.5} for s in (0.05, 0.04, 0.06)])
+    probe = copy.deepcopy(study.trials[0])
+    probe.intermediate_values = {EVERY: curve(0.001, EVERY)}  # 50x slower than the incumbent
+    assert pruner.decide(study, probe).reason == "warm-up"
+    probe.intermediate_values[2 * EVERY] = curve(0.001, 2 * EVERY)
+    decision = pruner.decide(study, probe)
+    assert decision.prune and decision.reason == "cannot-beat-incumbent", decision
+
+
 def test_no_trial_runs_past_max_cost() -> None:
     pruner = TimeToTargetPruner(TARGET, max_cost=5 * EVERY)
     params = [{"speed": s, "floor": 1.5} for s in (0.005, 0.01, 0.05, 0.002)]
