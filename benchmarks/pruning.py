@@ -146,7 +146,7 @@ class OraclePruner(optuna.pruners.BasePruner):
     is about the least a pruner with that warm-up could.
     """
 
-    def __init__(self, n_warmup: int = 3) -> None:
+    def __init__(self, n_warmup: int = 2) -> None:  # as TimeToTargetPruner
         self._n_warmup = n_warmup
 
     def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:
