@@ -1,21 +1,26 @@
-"""How good is ``convtune.recommend`` after K short trials? Replayed on the recorded curve grid.
+"""How good is ``convtune.recommend`` after a short study? Replayed on the recorded curve grid.
 
 Each study is a real Optuna study with convtune's sampler (TPE, multivariate, grouped), its
-pruner (TimeToTargetPruner) and its outcome attributes; a trial's training is a walk along the
-curve that ``benchmarks/record_curves.py`` recorded for its grid point (cost in samples), so a
-study of K trials costs seconds. The space searches ``peak_lr`` continuously (log range over the
-grid's LRs of both optimizers), so the recommender can land between grid points; a trial runs,
-and a recommendation is scored at, the nearest grid point (LR level nearest in log for that
-optimizer; batch 32×2 maps to 64×1, the same samples per step).
+pruner (``make_pruner``: TimeToTargetPruner with the margin ``study run`` uses) and its outcome
+attributes; a trial's training is a walk along the curve that ``benchmarks/record_curves.py``
+recorded for its grid point (cost in samples), so a study costs seconds. The space searches
+``peak_lr`` continuously (log range over the grid's LRs of both optimizers), so the recommender
+can land between grid points; a trial runs, and a recommendation is scored at, the nearest grid
+point (LR level nearest in log for that optimizer; batch 32×2 maps to 64×1, the same samples
+per step).
 
-Per K (trials per study) and seed: the true time-to-target of the recommended configuration and
-of the study's best measured trial, against the grid's best (regret), and the study's tuning cost
-(samples spent by all its trials) as a multiple of one full run of the grid's best configuration.
+Two kinds of study: K trials (``--trials``), or as many trials as a budget of N full planned
+runs pays for (``--budgets``; the trial that would overspend stops inside it, with a forecast).
+Per study and seed: the true time-to-target of the recommended configuration and of the
+study's best measured trial against the grid's best (regret), and the tuning cost (samples all
+its trials spent) as a multiple of one full planned run (the recipe's whole schedule: the
+recorded horizon, e.g. digits 24,576 samples) and of the grid best's time-to-target.
 
 Usage::
 
-    python benchmarks/recommend.py                          # digits, accuracy>=0.95, K=8,16,24, 10 seeds
-    python benchmarks/recommend.py --trials 12 --seeds 20
+    python benchmarks/recommend.py                          # digits, accuracy>=0.95, 10 seeds
+    python benchmarks/recommend.py --workload charlm --seeds 20   # val_loss<=2.3
+    python benchmarks/recommend.py --trials 12 --budgets 3
 """
 
 from __future__ import annotations
@@ -178,9 +183,12 @@ def score(
         rec = recommend(run.study, run.spec, **recommend_kwargs)
         rec_key = grid_key(workload, rec.recipe.to_dict(), grid)
         rec_ttt = grid[rec_key].ttt
-        between = not any(
-            math.isclose(rec.recipe.peak_lr, lr, rel_tol=1e-6) for lr in WORKLOADS[workload]["lr"][rec_key[0]]
-        )
+        ran = {
+            grid_key(workload, t.user_attrs["recipe"], grid)
+            for t in run.study.trials
+            if "recipe" in t.user_attrs
+        }
+        between = rec_key not in ran  # a grid point no trial of the study ran
         predicted, is_measured = rec.time_to_target, rec.measured_trial is not None
     except ValueError:  # no trial reached the target: the study recommends nothing
         rec_ttt, between, predicted, is_measured = math.inf, False, math.nan, False
@@ -198,7 +206,7 @@ def score(
 
 HEADER = (
     "| study | trials | recommended: median regret | within 10% | measured best: median regret | within 10% "
-    "| rec. = a measured trial | rec. between grid LRs | cost (× full run) | cost (× best's time-to-target) |"
+    "| rec. = a measured trial | rec. at a grid point no trial ran | cost (× full run) | cost (× best's time-to-target) |"
 )
 
 
