@@ -31,7 +31,7 @@ import threading
 import time
 import warnings
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -153,11 +153,16 @@ class Lease:
                     return
 
 
-def sweep_stale(study: optuna.Study, grace: float, max_retry: int) -> list[int]:
+def sweep_stale(
+    study: optuna.Study, grace: float, max_retry: int, dead_workers: Collection[str] = ()
+) -> list[int]:
     """Fail RUNNING trials whose lease expired and re-queue their parameters; their numbers.
 
-    A trial that never renewed counts from its start. When two workers sweep at once the journal
-    orders their writes: the second one's is rejected, so a trial is retried once.
+    A trial that never renewed counts from its start. A trial whose worker (``host:pid``) is in
+    ``dead_workers`` is failed at once, lease or not: the supervisor saw that process die, and
+    waiting out the grace period let the other workers finish the study first. When two workers
+    sweep at once the journal orders their writes: the second one's is rejected, so a trial is
+    retried once.
     """
     import optuna
     from optuna.trial import TrialState
@@ -169,14 +174,16 @@ def sweep_stale(study: optuna.Study, grace: float, max_retry: int) -> list[int]:
         # A retried trial inherits its original's attributes: its own start counts too.
         started = trial.datetime_start.timestamp() if trial.datetime_start else now
         last = max(float(trial.user_attrs.get(LEASE_ATTR, 0.0)), started)
-        if now - float(last) <= grace:
+        dead = trial.user_attrs.get(WORKER_ATTR) in dead_workers
+        if now - float(last) <= grace and not dead:
             continue
         try:
             storage.set_trial_user_attr(trial._trial_id, "status", "failed")
             storage.set_trial_user_attr(
                 trial._trial_id,
                 "error",
-                f"worker {trial.user_attrs.get(WORKER_ATTR, '?')} lost: no lease for {now - float(last):.0f} s",
+                f"worker {trial.user_attrs.get(WORKER_ATTR, '?')} lost: "
+                + ("its process died" if dead else f"no lease for {now - float(last):.0f} s"),
             )
             storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
         except (optuna.exceptions.UpdateFinishedTrialError, KeyError):
@@ -335,6 +342,7 @@ def run_workers(
                 del procs[index]
                 if busy[index]:  # it died inside a trial: that trial will be retried, give the turn back
                     busy[index] = 0
+                    _fail_trials_of_dead_worker(name, url, proc.pid)
                     with remaining.get_lock():
                         if remaining.value >= 0:
                             remaining.value += 1
@@ -370,6 +378,21 @@ def run_workers(
     elif report.interrupted:
         report.exit_status = 130
     return report
+
+
+def _fail_trials_of_dead_worker(name: str, url: str, pid: int | None) -> None:
+    """Fail (and re-queue) the RUNNING trial of a worker process that died, before it restarts."""
+    if pid is None:
+        return
+    import optuna
+
+    from convtune.storage import MAX_RETRY, heartbeat_settings, open_storage
+
+    try:
+        study = optuna.load_study(study_name=name, storage=open_storage(url))
+        sweep_stale(study, heartbeat_settings()[1], MAX_RETRY, {f"{socket.gethostname()}:{pid}"})
+    except Exception:  # noqa: BLE001  (the lease or heartbeat still fails the trial later)
+        return
 
 
 def _drain(

@@ -79,11 +79,12 @@ def _wait_for(check: Callable[[], object], timeout: float, what: str) -> object:
 def _assert_whole_curves(trials: list[optuna.trial.FrozenTrial]) -> None:
     for t in trials:
         if t.state == TrialState.COMPLETE:
-            assert list(t.intermediate_values) == t.user_attrs["curve"]["samples"], t.number
+            # Sorted: an RDB storage returns intermediate values in no particular order.
+            assert sorted(t.intermediate_values) == t.user_attrs["curve"]["samples"], t.number
 
 
 @pytest.mark.parametrize("backend", ["journal", "postgresql"])
-def test_sigkilled_worker_trial_fails_after_grace_and_is_retried(backend: str, tmp_path: Path) -> None:
+def test_sigkilled_worker_trial_fails_and_is_retried(backend: str, tmp_path: Path) -> None:
     name = services.tag("kill")
     url = f"journal://{tmp_path / 'kill.log'}" if backend == "journal" else services.postgres_url()
     checkpoints = tmp_path / "ckpt"
