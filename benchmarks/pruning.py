@@ -162,6 +162,25 @@ def penalty(budget: float, gap: float) -> float:
     return base * (1.0 + min(gap if math.isfinite(gap) else 1e6, 1e6))
 
 
+def make_pruner(name: str, target: Target, budget: float, n_evals: int) -> optuna.pruners.BasePruner:
+    """The pruner a method names; ``ttt:margin=0.1+n_warmup_reports=2`` is a sweep point."""
+    if name.startswith("ttt:"):
+        options: dict[str, Any] = {k: float(v) for k, v in (kv.split("=") for kv in name[4:].split("+"))}
+        if "n_warmup_reports" in options:
+            options["n_warmup_reports"] = int(options["n_warmup_reports"])
+        return TimeToTargetPruner(target, max_cost=budget, **options)
+    return {
+        "none": lambda: optuna.pruners.NopPruner(),
+        "median": lambda: optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
+        "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(),
+        "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=n_evals),
+        "ttt": lambda: TimeToTargetPruner(target, max_cost=budget),
+        "ttt-blind": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
+        "ttt-m25": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
+        "oracle": lambda: OraclePruner(),
+    }[name]()
+
+
 def replay_study(
     grid: dict[tuple[Any, ...], Curve],
     target: Target,
@@ -174,27 +193,7 @@ def replay_study(
 ) -> StudyResult:
     n_evals = max(c.samples.size for c in grid.values())
     convtune_style = pruner_name.startswith("ttt")
-    if ":" in pruner_name:  # "ttt:margin=0.1+level=0.9+n_warmup_reports=2" — a sweep point
-        options = {k: float(v) for k, v in (kv.split("=") for kv in pruner_name.split(":", 1)[1].split("+"))}
-        if "n_warmup_reports" in options:
-            options["n_warmup_reports"] = int(options["n_warmup_reports"])
-        custom: optuna.pruners.BasePruner = TimeToTargetPruner(target, max_cost=budget, **options)
-    pruner: optuna.pruners.BasePruner = (
-        custom
-        if ":" in pruner_name
-        else {
-            "none": lambda: optuna.pruners.NopPruner(),
-            "median": lambda: optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
-            "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(),
-            "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=n_evals),
-            "ttt": lambda: TimeToTargetPruner(target, max_cost=budget),
-            "ttt-blind": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
-            "ttt-m25": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
-            "oracle": lambda: OraclePruner(),
-        }[pruner_name]()
-        if ":" not in pruner_name
-        else custom
-    )
+    pruner = make_pruner(pruner_name, target, budget, n_evals)
     sampler = optuna.samplers.TPESampler(seed=seed)
     # A fixed name: HyperbandPruner assigns brackets by hashing it with the trial number.
     name = f"replay-{pruner_name}-{outcome}-{seed}"
