@@ -26,6 +26,7 @@ import json
 import logging
 import math
 import shutil
+import sys
 import time
 import traceback
 import warnings
@@ -197,6 +198,7 @@ class _Reporter:
     oom: str = ""
 
     def __call__(self, progress: Progress) -> bool:
+        _lost_interrupt.raise_if_pending()
         target = self.spec.target_spec
         if target.metric not in progress.metrics:
             raise WorkloadError(
@@ -581,27 +583,29 @@ def run_study(
     deadline = None if timeout is None else time.monotonic() + timeout
     done = 0
     try:
-        while (
-            (claim is not None or n_trials is None or done < n_trials)
-            and (deadline is None or time.monotonic() < deadline)
-            and (claim is None or claim())
-        ):
-            try:
-                study.optimize(
-                    objective, n_trials=1, catch=(TrialFailed,), gc_after_trial=True, callbacks=callbacks
-                )
-            except (ValueError, AssertionError):
-                lost = objective.lost()
-                if lost is None:
-                    raise
-                warnings.warn(
-                    f"convtune: trial {lost} was failed by another worker while it ran here "
-                    "(its heartbeat or lease lapsed); it has been retried there",
-                    stacklevel=1,
-                )
-                if after_each is not None:
-                    after_each(study, study._storage.get_trial(objective.trial_id))
-            done += 1
+        with _lost_interrupt:
+            while (
+                not _lost_interrupt.raise_if_pending()
+                and (claim is not None or n_trials is None or done < n_trials)
+                and (deadline is None or time.monotonic() < deadline)
+                and (claim is None or claim())
+            ):
+                try:
+                    study.optimize(
+                        objective, n_trials=1, catch=(TrialFailed,), gc_after_trial=True, callbacks=callbacks
+                    )
+                except (ValueError, AssertionError):
+                    lost = objective.lost()
+                    if lost is None:
+                        raise
+                    warnings.warn(
+                        f"convtune: trial {lost} was failed by another worker while it ran here "
+                        "(its heartbeat or lease lapsed); it has been retried there",
+                        stacklevel=1,
+                    )
+                    if after_each is not None:
+                        after_each(study, study._storage.get_trial(objective.trial_id))
+                done += 1
     finally:
         chosen.close()
     return study
@@ -618,6 +622,44 @@ class _QuietInterrupt(logging.Filter):
 
 _quiet_interrupt = _QuietInterrupt()
 logging.getLogger("optuna.study._optimize").addFilter(_quiet_interrupt)
+
+
+class _LostInterrupt:
+    """Keeps a Ctrl-C that Python would drop, to raise it at the next evaluation.
+
+    A SIGINT that lands while a weakref callback or ``__del__`` runs (garbage collection) cannot
+    propagate: Python prints "Exception ignored ... KeyboardInterrupt" and training goes on, so
+    one Ctrl-C would leave the study running. Inside :func:`run_study`, ``sys.unraisablehook``
+    catches it instead.
+    """
+
+    def __init__(self) -> None:
+        self.pending = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _LostInterrupt:
+        self.pending = False
+        self._previous = sys.unraisablehook
+        sys.unraisablehook = self._hook
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.unraisablehook = self._previous
+
+    def _hook(self, unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            self.pending = True
+        else:
+            self._previous(unraisable)
+
+    def raise_if_pending(self) -> bool:
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+        return False
+
+
+_lost_interrupt = _LostInterrupt()
 
 
 class _Leased:

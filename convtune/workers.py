@@ -288,6 +288,7 @@ def run_workers(
     ctx = mp.get_context("spawn")
     remaining = ctx.Value("q", -1 if n_trials is None else n_trials)
     busy = ctx.Array("b", workers)
+    stop = ctx.Event()  # set on Ctrl-C: workers claim no more trials, even one whose interrupt was lost
     events: Any = ctx.Queue()
     deadline = None if timeout is None else time.monotonic() + timeout
     report = WorkerReport()
@@ -307,6 +308,7 @@ def run_workers(
                 worker_seed(spec.seed, index, restart),
                 remaining,
                 busy,
+                stop,
                 events,
                 deadline and max(1.0, deadline - time.monotonic()),
                 world_size,
@@ -314,7 +316,14 @@ def run_workers(
                 launch_options,
             ),
         )
-        proc.start()
+        # The worker starts with SIGINT blocked (the mask survives spawn's exec) and unblocks it
+        # once it can handle one: a Ctrl-C while it imports torch waits instead of printing a
+        # traceback from the middle of an import.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return proc
 
     procs = {i: start(i, 0) for i in range(workers)}
@@ -324,6 +333,7 @@ def run_workers(
         if stopping.is_set():
             return  # once: a second interrupt must not break the workers' cleanup
         stopping.set()
+        stop.set()
         report.interrupted = True
         for proc in procs.values():
             if proc.is_alive() and proc.pid:
@@ -428,6 +438,7 @@ def _worker_main(
     seed: int,
     remaining: Any,
     busy: Any,
+    stop: Any,
     events: Any,
     timeout: float | None,
     world_size: int | None,
@@ -447,36 +458,44 @@ def _worker_main(
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, piece.cpus)
             pinned = True
-    import optuna
-
-    from convtune.launcher import LaunchOptions
-    from convtune.study import run_study
-
-    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-
-    # Threads per rank: the pinned share of cores / ranks, else cores / (ranks × workers).
-    local_workers = 1 if pinned or piece.gpus else workers
-    options = dict(launch_options or {})
-    options["local_workers"] = local_workers
-    launch = LaunchOptions(**options)
-
-    def claim() -> bool:
-        with remaining.get_lock():
-            if remaining.value == 0:
-                return False
-            if remaining.value > 0:
-                remaining.value -= 1
-        busy[index] = 1
-        return True
-
-    def done(_study: Any, _trial: Any) -> None:
-        busy[index] = 0
-
-    def on_event(event: TrialEvent) -> None:
-        events.put(("event", dict(event.__dict__)))
-
     try:
+        # Blocked since spawn (see run_workers.start): a Ctrl-C that came meanwhile lands here.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        import optuna
+
+        from convtune.launcher import LaunchOptions
+        from convtune.study import run_study
+
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+        # Threads per rank: the pinned share of cores / ranks, else cores / (ranks × workers).
+        local_workers = 1 if pinned or piece.gpus else workers
+        options = dict(launch_options or {})
+        options["local_workers"] = local_workers
+        launch = LaunchOptions(**options)
+
+        def claim() -> bool:
+            if stop.is_set():
+                return False
+            with remaining.get_lock():
+                if remaining.value == 0:
+                    return False
+                if remaining.value > 0:
+                    remaining.value -= 1
+            busy[index] = 1
+            return True
+
+        def done(_study: Any, _trial: Any) -> None:
+            busy[index] = 0
+
+        def on_event(event: TrialEvent) -> None:
+            events.put(("event", dict(event.__dict__)))
+            if stop.is_set() and event.kind == "eval":
+                # The forwarded SIGINT can be swallowed (raised inside a weakref callback during
+                # garbage collection, Python prints "Exception ignored"): stop at this evaluation.
+                raise KeyboardInterrupt
+
         run_study(
             name,
             n_trials=None,

@@ -142,6 +142,17 @@ def _cli(args: list[str], cwd: Path, tag: str) -> subprocess.Popen[str]:
     )
 
 
+def _interrupt(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]:
+    """Ctrl-C, then wait for the exit; what it printed if it did not exit in time."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"still running {timeout:g} s after Ctrl-C; it printed: {err[-3000:]}") from None
+
+
 def _tagged_processes(tag: str) -> list[int]:
     """Processes still alive carrying the test's tag in their environment (orphans)."""
     found = []
@@ -168,8 +179,7 @@ def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: 
     )
     try:
         _wait_for(lambda: _running_with_reports(url, "int", reports=1), 120, "a running trial")
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        out, err = _interrupt(proc)
     finally:
         proc.kill()
     assert proc.returncode == 130, (proc.returncode, out[-2000:], err[-2000:])
@@ -195,6 +205,93 @@ def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: 
     assert len([t for t in after if t.state == TrialState.COMPLETE]) == (
         len([t for t in trials if t.state == TrialState.COMPLETE]) + 1
     )
+
+
+def _starting_workers(tag: str) -> list[int]:
+    """Tagged worker processes the supervisor spawned (they import torch for seconds first)."""
+    found = []
+    for pid in _tagged_processes(tag):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in cmdline:
+            found.append(pid)
+    return found
+
+
+def test_ctrl_c_while_workers_start_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    url = f"journal://{tmp_path / 'early.log'}"
+    create_study("early", spec(), url)
+    tag = services.tag("sigint-early")
+    proc = _cli(["study", "run", "early", "-n", "4", "--storage", url, "--workers", "2"], tmp_path, tag)
+    try:
+        # Both workers exist and are still importing torch: no trial has begun.
+        _wait_for(lambda: len(_starting_workers(tag)) >= 2, 120, "two starting workers")
+        out, err = _interrupt(proc)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, (proc.returncode, out[-2000:], err[-2000:])
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+    assert "Resume with: convtune study run early" in err
+    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+    trials = open_study("early", url)[0].trials
+    assert not [t for t in trials if t.state == TrialState.RUNNING], "no trial left running"
+    assert all(t.user_attrs.get("status") == "interrupted" for t in trials if t.state == TrialState.FAIL)
+
+
+GC_INTERRUPT_WORKLOAD = '''
+import weakref
+
+from convtune.workloads import build_workload
+
+
+class _Garbage:
+    pass
+
+
+def _interrupted(_ref):
+    raise KeyboardInterrupt  # as if SIGINT landed while the garbage collector ran this
+
+
+class InterruptedDuringGarbageCollection:
+    """digits, where the 20th step's Ctrl-C arrives inside a weakref callback."""
+
+    def __init__(self):
+        self.inner = build_workload("digits")
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def loss(self, model, batch):
+        self.calls += 1
+        if self.calls == 20:
+            garbage = _Garbage()
+            self.ref = weakref.ref(garbage, _interrupted)
+            del garbage  # Python prints "Exception ignored" and drops the KeyboardInterrupt
+        return self.inner.loss(model, batch)
+
+
+def make():
+    return InterruptedDuringGarbageCollection()
+'''
+
+
+def test_ctrl_c_dropped_by_garbage_collection_still_stops_the_study(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "gcwl.py").write_text(GC_INTERRUPT_WORKLOAD)
+    url = f"sqlite:///{tmp_path / 'gc.db'}"
+    create_study("gc", spec(workload="gcwl.py:make", base_dir=str(tmp_path)), url)
+    with pytest.raises(KeyboardInterrupt):
+        run_study("gc", n_trials=3, storage=url, executor="inprocess")
+    assert "Exception ignored" not in capfd.readouterr().err
+    trials = open_study("gc", url)[0].trials
+    # Stopped at the next evaluation of its first trial, not after three whole trials.
+    assert [t.state for t in trials] == [TrialState.FAIL], [t.state.name for t in trials]
+    assert trials[0].user_attrs.get("status") == "interrupted"
+    assert len(trials[0].intermediate_values) < 4096 // 512
 
 
 SLOW_WORKLOAD = '''

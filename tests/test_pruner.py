@@ -111,11 +111,30 @@ def test_trial_whose_optimistic_forecast_beats_the_incumbent_is_never_pruned() -
                 break
 
 
+def test_a_trial_that_has_spent_the_measured_best_without_reaching_is_pruned_whatever_the_margin() -> None:
+    pruner = TimeToTargetPruner(TARGET, margin=10.0, n_warmup_reports=50)
+    study = run(pruner, [{"speed": 0.05, "floor": 1.5}])  # measured best: reaches at 2,000
+    best = study.trials[0]
+    assert best.value == pytest.approx(2000, rel=0.05)
+    probe = copy.deepcopy(best)
+    probe.intermediate_values = {EVERY: curve(0.01, EVERY)}
+    assert not pruner.decide(study, probe).prune  # in warm-up, and the margin is huge
+    probe.intermediate_values[2 * EVERY] = curve(0.01, 2 * EVERY)  # not reached at 2,000
+    decision = pruner.decide(study, probe)
+    assert decision.prune and decision.reason == "slower-than-measured-best", decision
+    # Only a measured time-to-target is exact: a confident forecast of an unreached trial is not.
+    forecast_only = run(
+        TimeToTargetPruner(TARGET, margin=10.0, n_warmup_reports=50), [{"speed": 0.05, "floor": 2.2}]
+    )
+    assert not forecast_only.pruner.decide(forecast_only, probe).prune  # type: ignore[attr-defined]
+
+
 def test_default_warm_up_decides_from_the_second_report_when_finished_trials_give_a_prior() -> None:
     pruner = TimeToTargetPruner(TARGET)
-    study = run(pruner, [{"speed": s, "floor": 1.5} for s in (0.05, 0.04, 0.06)])
+    # The incumbent reaches at ~3,300: the probe's second report (2,000) comes before it.
+    study = run(pruner, [{"speed": s, "floor": 1.5} for s in (0.02, 0.025, 0.03)])
     probe = copy.deepcopy(study.trials[0])
-    probe.intermediate_values = {EVERY: curve(0.001, EVERY)}  # 50x slower than the incumbent
+    probe.intermediate_values = {EVERY: curve(0.001, EVERY)}  # 30x slower than the incumbent
     assert pruner.decide(study, probe).reason == "warm-up"
     probe.intermediate_values[2 * EVERY] = curve(0.001, 2 * EVERY)
     decision = pruner.decide(study, probe)
@@ -236,7 +255,9 @@ def test_concurrent_workers_decide_as_a_fresh_pruner_would(tmp_path: Path) -> No
     trials = {t.number: t for t in study.get_trials()}
     assert len(trials) == 12
     records = [json.loads(line) for k in range(3) for line in (tmp_path / f"log{k}.jsonl").open()]
-    assert len(records) >= 20
+    # Every trial is decided on at least once, except trial 6, which reaches at its first report
+    # (how many decisions each gets depends on how the workers interleave).
+    assert {r["trial"] for r in records} == set(trials) - {6}
     assert {True, False} <= {r["prune"] for r in records}
     assert len({len(r["finished"]) for r in records}) >= 4  # decisions against many sets
     fresh = TimeToTargetPruner(TARGET)

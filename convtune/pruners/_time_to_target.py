@@ -66,7 +66,8 @@ class TimeToTargetPruner(BasePruner):
     earliest cost by which a finished trial is confidently forecast to reach it). A trial
     whose optimistic end beats the incumbent is never pruned, however slow it looks so far:
     with a decaying learning rate most of the progress comes late. A trial that reports a
-    non-finite value is pruned at once.
+    non-finite value is pruned at once, and so is one that has spent the best measured
+    time-to-target without reaching the target (it can no longer be the fastest).
 
     Unlike rung-based pruners it compares trials by *when they reach the target*, not by
     their values at equal steps, so a slow starter with a fast finish survives.
@@ -110,7 +111,7 @@ class TimeToTargetPruner(BasePruner):
             reports this metric.
         n_warmup_reports:
             No forecast-based decision before a trial has this many reports (non-finite
-            values and ``max_cost`` still prune). Two, since without a prior the forecaster
+            values, ``max_cost`` and the measured best's time-to-target still prune). Two, since without a prior the forecaster
             needs three points anyway, and with one (from finished trials) two points were
             enough: on the recorded-curve replays (``benchmarks/pruning.py``) 2 spent 7% less
             than 3 for the same picks, and 1 stopped many would-be winners.
@@ -185,11 +186,15 @@ class TimeToTargetPruner(BasePruner):
             return PruneDecision(True, "diverged", None, math.inf)
         if self._max_cost is not None and costs[-1] >= self._max_cost:
             return PruneDecision(True, "max-cost", None, math.inf)
-        if costs.size < self._n_warmup_reports:
-            return PruneDecision(False, "warm-up", None, math.inf)
-
         summaries = self._summaries(study_name, finished)
         incumbent = _incumbent(summaries)
+        if costs[-1] >= _measured(summaries):
+            # Exact, so no margin and no warm-up: a trial that has spent what the measured best
+            # needed without reaching the target can only reach it later, and cannot be picked.
+            return PruneDecision(True, "slower-than-measured-best", None, incumbent)
+        if costs.size < self._n_warmup_reports:
+            return PruneDecision(False, "warm-up", None, incumbent)
+
         forecast = self._forecast(trial, self._prior(summaries), costs, values)
         if forecast.reached:
             return PruneDecision(False, "reached", forecast, incumbent)
@@ -269,10 +274,14 @@ class TimeToTargetPruner(BasePruner):
         return self._priors[key]
 
 
+def _measured(summaries: Sequence[_Finished]) -> float:
+    return min((s.time_to_target for s in summaries), default=math.inf)
+
+
 def _incumbent(summaries: Sequence[_Finished]) -> float:
-    measured = [s.time_to_target for s in summaries if math.isfinite(s.time_to_target)]
-    if measured:
-        return min(measured)
+    measured = _measured(summaries)
+    if math.isfinite(measured):
+        return measured
     return min((s.confident_by for s in summaries), default=math.inf)
 
 
