@@ -127,6 +127,7 @@ class StudyResult:
     pick: Curve | None = None
     cost_to_near_best: float = math.inf
     n_stopped: int = 0
+    n_repeats: int = 0  # trials that repeated a finished trial's configuration: not trained again
     n_cyclic: int = 0
     n_cyclic_stopped: int = 0
     bad_stops: int = 0  # stopped trials whose true time-to-target beat the incumbent then
@@ -166,8 +167,9 @@ def make_pruner(name: str, target: Target, budget: float, n_evals: int) -> optun
     """The pruner a method names; ``ttt:margin=0.1+n_warmup_reports=2`` is a sweep point."""
     if name.startswith("ttt:"):
         options: dict[str, Any] = {k: float(v) for k, v in (kv.split("=") for kv in name[4:].split("+"))}
-        if "n_warmup_reports" in options:
-            options["n_warmup_reports"] = int(options["n_warmup_reports"])
+        for key in ("n_warmup_reports", "prior_trials"):
+            if key in options:
+                options[key] = int(options[key])
         return TimeToTargetPruner(target, max_cost=budget, **options)
     return {
         "none": lambda: optuna.pruners.NopPruner(),
@@ -190,6 +192,7 @@ def replay_study(
     seed: int,
     n_trials: int,
     best_ttt: float,
+    repeats: str = "reuse",
 ) -> StudyResult:
     n_evals = max(c.samples.size for c in grid.values())
     convtune_style = pruner_name.startswith("ttt")
@@ -209,6 +212,19 @@ def replay_study(
     incumbent = [math.inf]
 
     def objective(trial: optuna.Trial) -> float:
+        if repeats == "reuse":
+            # As convtune does (convtune.study: a configuration trained before with the same
+            # seed is not trained again; the replay is deterministic like a seeded run), for
+            # every pruner alike: the repeat gets the earlier trial's outcome at no cost.
+            key = {k: trial.suggest_categorical(k, choices[k]) for k in KNOBS}
+            finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+            for twin in study.get_trials(deepcopy=False, states=finished):
+                if twin.params == key and twin.user_attrs.get("status") != "duplicate":
+                    res.n_repeats += 1
+                    if twin.state == optuna.trial.TrialState.PRUNED:
+                        raise optuna.TrialPruned()
+                    trial.set_user_attr("status", "duplicate")
+                    return float(twin.value)  # type: ignore[arg-type]
         before = res.spent
         try:
             value, end = walk(trial)
@@ -409,20 +425,24 @@ def pruning_table(
     n_trials: int,
     methods: list[tuple[str, str]],
     progress: Callable[[str], None] = lambda s: None,
+    repeats: str = "reuse",
 ) -> list[dict[str, Any]]:
     best = min(c.ttt for c in grid.values())
     rows = []
     base_cost = None
+    median_cost = 0.0
     for name, outcome in methods:
         results = []
         t0 = time.perf_counter()
         for seed in range(seeds):
-            results.append(replay_study(grid, target, budget, name, outcome, seed, n_trials, best))
+            results.append(replay_study(grid, target, budget, name, outcome, seed, n_trials, best, repeats))
         wall = time.perf_counter() - t0
         progress(f"{name}/{outcome}: {wall:.1f} s")
         cost = statistics.mean(r.spent for r in results)
         if base_cost is None:
             base_cost = cost
+        if (name, outcome) == ("median", "pruned"):
+            median_cost = cost
         regrets = [(r.pick.ttt / best - 1.0) if r.pick else math.inf for r in results]
         found = [r.cost_to_near_best for r in results]
         rows.append(
@@ -431,11 +451,13 @@ def pruning_table(
                 "stopped trials end": outcome.upper() if name != "none" else "–",
                 "cost (samples)": cost,
                 "cost / none": cost / base_cost,
+                "cost / median": cost / median_cost if median_cost else math.nan,
                 "median regret": statistics.median(regrets),
                 "mean regret": statistics.mean(min(r, 10.0) for r in regrets),
                 "pick ≤10%": float(np.mean([r <= 0.1 for r in regrets])),
                 "cost to ≤10%": statistics.median(found),
                 "stopped": statistics.mean(r.n_stopped for r in results),
+                "repeats": statistics.mean(r.n_repeats for r in results),
                 "cost: reached/stopped/budget": "/".join(
                     f"{statistics.mean(r.spent_by_end[e] for r in results) / 1e3:.0f}k"
                     for e in ("reached", "stopped", "budget")
@@ -459,6 +481,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="comma list of pruner/outcome, e.g. ttt/complete; a TimeToTargetPruner sweep point is "
         "ttt:margin=0.1+n_warmup_reports=2/complete",
+    )
+    parser.add_argument(
+        "--repeats",
+        choices=["reuse", "train"],
+        default="reuse",
+        help="a trial that repeats a finished trial's configuration: reuse its outcome (as convtune "
+        "does, default) or train it again (as a plain Optuna study does)",
     )
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args(argv)
@@ -489,7 +518,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.methods:
             methods = [tuple(m.split("/")) for m in args.methods.split(",")]  # type: ignore[misc]
         rows = pruning_table(
-            grid, target, budget, args.seeds, args.trials, methods, lambda s: print("  " + s, flush=True)
+            grid,
+            target,
+            budget,
+            args.seeds,
+            args.trials,
+            methods,
+            lambda s: print("  " + s, flush=True),
+            args.repeats,
         )
         print_table(rows, f"Pruning: TPE, {args.trials} trials × {args.seeds} seeds (means over seeds)")
     if args.only in (None, "forecast"):

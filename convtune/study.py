@@ -330,6 +330,9 @@ class Objective:
         trial.set_user_attr("effective_batch_size", recipe.effective_batch_size)
         trial.set_user_attr("total_steps", recipe.total_steps)
         trial.set_user_attr("world_size", recipe.world_size)
+        twin = _finished_twin(trial)
+        if twin is not None:
+            return self._repeat(trial, twin)
         reporter = _Reporter(trial, self.spec, recipe, self.on_event)
         if isinstance(self.executor, InProcessExecutor):
             reporter.memory = peak_rss_mb  # the trial trains in this process: its peak RSS is ours
@@ -349,6 +352,29 @@ class Objective:
         finally:  # a finished (or failed, or interrupted) trial is never resumed: drop its state
             if checkpoints is not None:
                 shutil.rmtree(checkpoints, ignore_errors=True)
+
+    def _repeat(self, trial: optuna.Trial, twin: FrozenTrial) -> float:
+        """The outcome of a trial that trained these very params with the same seed: no rerun.
+
+        Training is seeded, so a rerun would retrace the twin's curve (or differ only by
+        timing noise, which cannot make a configuration faster); samplers over discrete
+        spaces suggest such repeats often once they converge. The value is the twin's, so the
+        sampler learns the same; ``status: duplicate`` keeps it out of the measured best, the
+        scaling fits and the pruner's incumbent and prior.
+        """
+        status = twin.user_attrs.get("status")
+        trial.set_user_attr("status", "duplicate")
+        trial.set_user_attr("duplicate_of", twin.number)
+        trial.set_user_attr(
+            "reason",
+            f"same configuration and seed as trial {twin.number} ({status}): its outcome, not trained again",
+        )
+        trial.set_constraint("diverged", float(status == "diverged"))
+        trial.set_constraint("oom", float(status == "oom"))
+        value = float(twin.value)  # type: ignore[arg-type]
+        if self.on_event:
+            self.on_event(TrialEvent("done", trial.number, status="duplicate", value=value))
+        return value
 
     def _checkpoint_dir(self, trial: optuna.Trial) -> Path | None:
         """One directory per original trial: its retries resume from the same checkpoint."""
@@ -476,6 +502,29 @@ def record_outcome(
     trial.set_constraint("diverged", infeasible)
     trial.set_constraint("oom", oom)
     return float(value)
+
+
+def _finished_twin(trial: optuna.Trial) -> FrozenTrial | None:
+    """A finished trial that trained exactly ``trial``'s params with the spec's seed, if any.
+
+    Enqueued trials (a baseline, ``confirm`` runs, retries of a lost trial) always train: they
+    were asked for by name.
+    """
+    frozen = trial.study._storage.get_trial(trial._trial_id)
+    if frozen.system_attrs.get("fixed_params") or "seed" in frozen.user_attrs:
+        return None
+    for other in trial.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        if (
+            other.number != trial.number
+            and other.params == frozen.params
+            and other.user_attrs.get("status") in _TRAINED
+            and "seed" not in other.user_attrs
+        ):
+            return other
+    return None
+
+
+_TRAINED = ("reached", "stopped", "budget", "diverged", "oom")
 
 
 def _forecast_unreached(

@@ -130,3 +130,28 @@ def test_journal_storage(tmp_path: Path) -> None:
     run_study("j", n_trials=1, storage=url)
     study, _ = open_study("j", url)
     assert len(study.trials) == 1 and study.trials[0].state == TrialState.COMPLETE
+
+
+def test_a_configuration_trained_before_is_not_trained_again(tmp_path: Path) -> None:
+    # peak_lr has two choices: the third trial and on repeat one of the first two.
+    url = f"sqlite:///{tmp_path / 'twin.db'}"
+    space = {**SPACE, "peak_lr": {"choices": [0.05, 0.2]}}
+    create_study("twin", tiny_spec(space=space, sampler="random"), url)
+    study, _ = open_study("twin", url)
+    study.enqueue_trial({"peak_lr": 0.05})
+    study.enqueue_trial({"peak_lr": 0.2})
+    run_study("twin", n_trials=4, storage=url)
+
+    first, second, *repeats = open_study("twin", url)[0].trials
+    assert {first.user_attrs["status"], second.user_attrs["status"]} <= {"reached", "budget", "stopped"}
+    for trial in repeats:
+        twin = first if trial.params == first.params else second
+        assert trial.user_attrs["status"] == "duplicate" and trial.user_attrs["duplicate_of"] == twin.number
+        assert trial.value == twin.value and not trial.intermediate_values  # nothing trained
+    assert measured_best(study) in (first, second, None)
+
+    # An enqueued configuration was asked for by name: it trains even if it ran before.
+    study.enqueue_trial({"peak_lr": 0.05})
+    run_study("twin", n_trials=1, storage=url)
+    again = open_study("twin", url)[0].trials[-1]
+    assert again.user_attrs["status"] != "duplicate" and again.intermediate_values == first.intermediate_values
