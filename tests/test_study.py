@@ -154,4 +154,6 @@ def test_a_configuration_trained_before_is_not_trained_again(tmp_path: Path) -> 
     study.enqueue_trial({"peak_lr": 0.05})
     run_study("twin", n_trials=1, storage=url)
     again = open_study("twin", url)[0].trials[-1]
-    assert again.user_attrs["status"] != "duplicate" and again.intermediate_values == first.intermediate_values
+    assert (
+        again.user_attrs["status"] != "duplicate" and again.intermediate_values == first.intermediate_values
+    )
