@@ -173,11 +173,12 @@ def study_run(
     """Run trials: real training, pruned as soon as a trial cannot beat the best so far.
 
     Ctrl-C stops the ranks, marks the running trial(s) interrupted and exits with status 130;
-    the same command resumes the study.
+    SIGTERM (a scheduler preempting the job) does the same but re-queues the trial(s) and exits
+    with 143. The same command resumes the study.
     """
     from convtune.errors import ConfigError
     from convtune.launcher import LaunchOptions, check_nodes
-    from convtune.study import TrialEvent, open_study, run_study
+    from convtune.study import Preempted, TrialEvent, open_study, preemptible, run_study
 
     if n_trials is not None and n_trials < 1:
         raise ConfigError(
@@ -249,34 +250,41 @@ def study_run(
             progress.reset(current, total=cap, visible=False)
 
         try:
-            study = run_study(
-                name,
-                n_trials=n_trials,
-                timeout=timeout,
-                storage=storage,
-                on_event=on_event,
-                world_size=world_size,
-                executor=executor,
-                launch=launch,
-                local_workers=local_workers,
-            )
-        except KeyboardInterrupt:
+            with preemptible():
+                study = run_study(
+                    name,
+                    n_trials=n_trials,
+                    timeout=timeout,
+                    storage=storage,
+                    on_event=on_event,
+                    world_size=world_size,
+                    executor=executor,
+                    launch=launch,
+                    local_workers=local_workers,
+                )
+        except KeyboardInterrupt as stop:
             progress.stop()
-            _interrupted(name, storage)
+            _interrupted(name, storage, preempted=isinstance(stop, Preempted))
     _print_trials(study, spec)
     _print_best(study, spec, storage)
 
 
-def _interrupted(name: str, storage: str | None) -> None:
-    """Ctrl-C: exit status 130 (click would say "Aborted!" and exit 1)."""
+def _interrupted(name: str, storage: str | None, preempted: bool = False) -> None:
+    """Ctrl-C: exit status 130 (click would say "Aborted!" and exit 1); SIGTERM: 143."""
     again = f"convtune study run {shlex.quote(name)}" + (" --storage …" if storage else "")
+    what = (
+        "preempted (SIGTERM); the running trial is re-queued and runs again (from its checkpoint "
+        "if checkpoint_dir is set)"
+        if preempted
+        else "interrupted; the running trial is marked interrupted"
+    )
     err_console.print(
-        f"convtune: interrupted; the running trial is marked interrupted. Resume with: {again}",
+        f"convtune: {what}. Resume with: {again}",
         markup=False,
         highlight=False,
         soft_wrap=True,
     )
-    raise SystemExit(130)
+    raise SystemExit(143 if preempted else 130)
 
 
 def _run_workers(
@@ -323,8 +331,8 @@ def _run_workers(
         )
     except KeyboardInterrupt:
         _interrupted(name, storage)
-    if report.exit_status == 130:
-        _interrupted(name, storage)
+    if report.exit_status in (130, 143):
+        _interrupted(name, storage, preempted=report.exit_status == 143)
     if report.error is not None:
         err_console.print(f"convtune: error: {report.error}", markup=False, highlight=False, soft_wrap=True)
         raise SystemExit(2)

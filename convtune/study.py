@@ -26,11 +26,12 @@ import json
 import logging
 import math
 import shutil
+import signal
 import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -347,10 +348,14 @@ class Objective:
             config = dataclasses.replace(config, checkpoint_dir=str(checkpoints))
             if (checkpoints / "checkpoint.pt").exists():
                 trial.set_user_attr("resumed_from_checkpoint", True)
+        preempted = False
         try:
             return self._run(trial, recipe, config, reporter)
+        except Preempted:
+            preempted = True  # its retry resumes from this checkpoint
+            raise
         finally:  # a finished (or failed, or interrupted) trial is never resumed: drop its state
-            if checkpoints is not None:
+            if checkpoints is not None and not preempted:
                 shutil.rmtree(checkpoints, ignore_errors=True)
 
     def _repeat(self, trial: optuna.Trial, twin: FrozenTrial) -> float:
@@ -392,13 +397,7 @@ class Objective:
             result = self.executor.run(recipe, config, reporter)
         except ConvtuneError:
             raise
-        except KeyboardInterrupt:
-            # Ctrl-C: Optuna marks the trial FAIL and re-raises; say why (it is not the config's fault).
-            with contextlib.suppress(Exception):
-                trial.set_user_attr("status", "interrupted")
-                trial.set_user_attr("reason", "interrupted (Ctrl-C or SIGTERM)")
-            raise
-        except Exception as exc:
+        except Exception as exc:  # Ctrl-C and SIGTERM pass: _Leased marks the trial
             if _is_oom(exc):  # out of memory: infeasible, not a crash (the sampler must avoid it)
                 result = RunResult(status="oom", reason=describe_error(exc))  # type: ignore[arg-type]
                 return self._finish(trial, result, reporter)
@@ -643,6 +642,9 @@ def run_study(
                     study.optimize(
                         objective, n_trials=1, catch=(TrialFailed,), gc_after_trial=True, callbacks=callbacks
                     )
+                except Preempted:
+                    _requeue_preempted(study, objective.trial_id)
+                    raise
                 except (ValueError, AssertionError):
                     lost = objective.lost()
                     if lost is None:
@@ -660,6 +662,18 @@ def run_study(
     return study
 
 
+def _requeue_preempted(study: optuna.Study, trial_id: int | None) -> None:
+    """Queue the retry of the trial SIGTERM stopped (not one that had finished before it)."""
+    from convtune.storage import MAX_RETRY
+    from convtune.workers import requeue
+
+    if trial_id is None:
+        return
+    trial = study._storage.get_trial(trial_id)
+    if trial.state == TrialState.FAIL and trial.user_attrs.get("status") == "preempted":
+        requeue(study, trial, MAX_RETRY)
+
+
 class _QuietInterrupt(logging.Filter):
     """Ctrl-C is no crash: Optuna's "trial failed" warning for it comes without a traceback."""
 
@@ -673,6 +687,31 @@ _quiet_interrupt = _QuietInterrupt()
 logging.getLogger("optuna.study._optimize").addFilter(_quiet_interrupt)
 
 
+class Preempted(KeyboardInterrupt):
+    """SIGTERM, as a cluster scheduler sends before it preempts a job: stop like Ctrl-C, but
+    the running trial is re-queued (and resumes from its checkpoint when ``checkpoint_dir`` is
+    set) the next time the study runs.
+
+    A ``KeyboardInterrupt`` so that every clean-up path of Ctrl-C (ranks stopped, Optuna's
+    FAIL) runs for it too.
+    """
+
+
+def raise_preempted(_signum: int, _frame: Any) -> None:
+    """A SIGTERM handler: raise :class:`Preempted` in the main thread."""
+    raise Preempted
+
+
+@contextlib.contextmanager
+def preemptible() -> Iterator[None]:
+    """Within: SIGTERM raises :class:`Preempted` (what ``convtune study run`` runs under)."""
+    previous = signal.signal(signal.SIGTERM, raise_preempted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class _LostInterrupt:
     """Keeps a Ctrl-C that Python would drop, to raise it at the next evaluation.
 
@@ -683,11 +722,11 @@ class _LostInterrupt:
     """
 
     def __init__(self) -> None:
-        self.pending = False
+        self.pending: KeyboardInterrupt | None = None
         self._previous: Any = None
 
     def __enter__(self) -> _LostInterrupt:
-        self.pending = False
+        self.pending = None
         self._previous = sys.unraisablehook
         sys.unraisablehook = self._hook
         return self
@@ -697,14 +736,14 @@ class _LostInterrupt:
 
     def _hook(self, unraisable: Any) -> None:
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            self.pending = True
+            self.pending = unraisable.exc_value  # a Preempted stays one
         else:
             self._previous(unraisable)
 
     def raise_if_pending(self) -> bool:
-        if self.pending:
-            self.pending = False
-            raise KeyboardInterrupt
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            raise pending
         return False
 
 
@@ -724,7 +763,10 @@ class _Leased:
         if self.trial_id is None or self.study is None:
             return None
         trial = self.study._storage.get_trial(self.trial_id)
-        if trial.state == TrialState.FAIL and trial.user_attrs.get("status") != "interrupted":
+        if trial.state == TrialState.FAIL and trial.user_attrs.get("status") not in (
+            "interrupted",
+            "preempted",
+        ):
             return trial.number
         return None
 
@@ -738,11 +780,15 @@ class _Leased:
                 return self.objective(trial)
             with Lease(trial.study._storage, trial._trial_id, self.interval):
                 return self.objective(trial)
-        except KeyboardInterrupt:
-            # Also after training (outcome, plots): the trial ends FAIL, marked as interrupted.
+        except KeyboardInterrupt as stop:
+            # Also after training (outcome, plots): the trial ends FAIL, marked as interrupted
+            # (Ctrl-C: the user's choice, not retried) or preempted (run_study re-queues it).
+            preempted = isinstance(stop, Preempted)
             with contextlib.suppress(Exception):
-                trial.set_user_attr("status", "interrupted")
-                trial.set_user_attr("reason", "interrupted (Ctrl-C or SIGTERM)")
+                trial.set_user_attr("status", "preempted" if preempted else "interrupted")
+                trial.set_user_attr(
+                    "reason", "preempted (SIGTERM): re-queued" if preempted else "interrupted (Ctrl-C)"
+                )
             raise
 
 

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 LEASE_ATTR = "lease"  # epoch seconds of the last renewal (journal storages only)
 WORKER_ATTR = "worker"  # host:pid of the worker running the trial
-_RUN_ATTRS = {"status", "error", "reason", LEASE_ATTR, WORKER_ATTR}
+_RUN_ATTRS = {"status", "error", "reason", "resumed_from_checkpoint", LEASE_ATTR, WORKER_ATTR}
 
 
 def worker_id() -> str:
@@ -189,16 +189,24 @@ def sweep_stale(
         except (optuna.exceptions.UpdateFinishedTrialError, KeyError):
             continue  # another worker (or the trial's own) got there first
         failed.append(trial.number)
-        frozen = copy.deepcopy(storage.get_trial(trial._trial_id))  # journals hand out their own
-        # The retry starts clean: no outcome, constraint, lease or worker of the lost run.
-        frozen.user_attrs = {k: v for k, v in frozen.user_attrs.items() if k not in _RUN_ATTRS}
-        frozen.system_attrs = {
-            k: v for k, v in frozen.system_attrs.items() if not k.startswith("constraints")
-        }
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)(study, frozen)
+        requeue(study, storage.get_trial(trial._trial_id), max_retry)
     return failed
+
+
+def requeue(study: optuna.Study, failed: optuna.trial.FrozenTrial, max_retry: int) -> None:
+    """Queue a failed trial's params again as its retry (at most ``max_retry`` times in a row).
+
+    The retry starts clean: no outcome, constraint, lease or worker of the lost run; Optuna's
+    ``failed_trial`` system attr names the original, whose checkpoint the retry resumes.
+    """
+    import optuna
+
+    frozen = copy.deepcopy(failed)  # journals hand out their own
+    frozen.user_attrs = {k: v for k, v in frozen.user_attrs.items() if k not in _RUN_ATTRS}
+    frozen.system_attrs = {k: v for k, v in frozen.system_attrs.items() if not k.startswith("constraints")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)(study, frozen)
 
 
 class LeaseSweep:
@@ -222,6 +230,7 @@ class WorkerReport:
     restarts: int = 0
     error: str | None = None
     interrupted: bool = False
+    preempted: bool = False  # SIGTERM: the running trials were re-queued
 
 
 def check_workers(url: str, workers: int) -> None:
@@ -269,8 +278,9 @@ def run_workers(
 
     ``n_trials`` counts trials this command finishes (a trial lost with its worker gives its turn
     back); ``None`` runs until ``timeout`` or Ctrl-C. A worker killed by a signal is restarted (at
-    most ``max_restarts`` times, default ``workers``). Ctrl-C (or SIGTERM) is forwarded once to
-    every worker; their trials are marked ``interrupted`` and the exit status is 130.
+    most ``max_restarts`` times, default ``workers``). Ctrl-C is forwarded once to every worker;
+    their trials are marked ``interrupted`` and the exit status is 130. SIGTERM (preemption) is
+    forwarded alike; the trials are marked ``preempted`` and re-queued, and the exit status is 143.
     """
     import multiprocessing as mp
 
@@ -288,7 +298,9 @@ def run_workers(
     ctx = mp.get_context("spawn")
     remaining = ctx.Value("q", -1 if n_trials is None else n_trials)
     busy = ctx.Array("b", workers)
-    stop = ctx.Event()  # set on Ctrl-C: workers claim no more trials, even one whose interrupt was lost
+    # The signal that stopped the run (0 while running): workers claim no more trials, and one
+    # whose forwarded signal was lost stops at its next evaluation.
+    stop = ctx.Value("i", 0)
     events: Any = ctx.Queue()
     deadline = None if timeout is None else time.monotonic() + timeout
     report = WorkerReport()
@@ -319,7 +331,7 @@ def run_workers(
         # The worker starts with SIGINT blocked (the mask survives spawn's exec) and unblocks it
         # once it can handle one: a Ctrl-C while it imports torch waits instead of printing a
         # traceback from the middle of an import.
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
             proc.start()
         finally:
@@ -333,12 +345,13 @@ def run_workers(
         if stopping.is_set():
             return  # once: a second interrupt must not break the workers' cleanup
         stopping.set()
-        stop.set()
-        report.interrupted = True
+        stop.value = signum
+        report.interrupted = signum == signal.SIGINT
+        report.preempted = signum == signal.SIGTERM
         for proc in procs.values():
             if proc.is_alive() and proc.pid:
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGINT)
+                    os.kill(proc.pid, signum)
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -367,7 +380,7 @@ def run_workers(
                         report.exit_status = report.exit_status or 1
                 elif code == 2 and report.error is None:
                     report.exit_status = 2
-                elif code not in (0, 130, None) and not report.exit_status:
+                elif code not in (0, 130, 143, None) and not report.exit_status:
                     report.exit_status = 1
             if report.error is not None and not stopping.is_set():
                 # A user error in one worker is every worker's: stop the rest.
@@ -385,6 +398,8 @@ def run_workers(
             proc.join()
     if report.error is not None:
         report.exit_status = 2
+    elif report.preempted:
+        report.exit_status = 143
     elif report.interrupted:
         report.exit_status = 130
     return report
@@ -459,8 +474,11 @@ def _worker_main(
             os.sched_setaffinity(0, piece.cpus)
             pinned = True
     try:
-        # Blocked since spawn (see run_workers.start): a Ctrl-C that came meanwhile lands here.
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        from convtune.study import Preempted, raise_preempted
+
+        signal.signal(signal.SIGTERM, raise_preempted)
+        # Blocked since spawn (see run_workers.start): a signal that came meanwhile lands here.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
         import optuna
 
         from convtune.launcher import LaunchOptions
@@ -476,7 +494,7 @@ def _worker_main(
         launch = LaunchOptions(**options)
 
         def claim() -> bool:
-            if stop.is_set():
+            if stop.value:
                 return False
             with remaining.get_lock():
                 if remaining.value == 0:
@@ -491,10 +509,9 @@ def _worker_main(
 
         def on_event(event: TrialEvent) -> None:
             events.put(("event", dict(event.__dict__)))
-            if stop.is_set() and event.kind == "eval":
-                # The forwarded SIGINT can be swallowed (raised inside a weakref callback during
-                # garbage collection, Python prints "Exception ignored"): stop at this evaluation.
-                raise KeyboardInterrupt
+            if stop.value and event.kind == "eval":
+                # Should the forwarded signal have been lost, stop at this evaluation.
+                raise Preempted if stop.value == signal.SIGTERM else KeyboardInterrupt
 
         run_study(
             name,
@@ -510,6 +527,8 @@ def _worker_main(
             claim=claim,
             after_each=done,
         )
+    except Preempted:
+        sys.exit(143)
     except KeyboardInterrupt:
         sys.exit(130)
     except ConvtuneError as exc:
@@ -547,6 +566,7 @@ __all__ = [
     "WorkerReport",
     "check_workers",
     "plan_slices",
+    "requeue",
     "run_workers",
     "sweep_stale",
     "worker_seed",

@@ -142,15 +142,19 @@ def _cli(args: list[str], cwd: Path, tag: str) -> subprocess.Popen[str]:
     )
 
 
-def _interrupt(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]:
-    """Ctrl-C, then wait for the exit; what it printed if it did not exit in time."""
-    proc.send_signal(signal.SIGINT)
+def _interrupt(
+    proc: subprocess.Popen[str], timeout: float = 60, sig: signal.Signals = signal.SIGINT
+) -> tuple[str, str]:
+    """Ctrl-C (or ``sig``), then wait for the exit; what it printed if it did not exit in time."""
+    proc.send_signal(sig)
     try:
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         _, err = proc.communicate()
-        raise AssertionError(f"still running {timeout:g} s after Ctrl-C; it printed: {err[-3000:]}") from None
+        raise AssertionError(
+            f"still running {timeout:g} s after {sig.name}; it printed: {err[-3000:]}"
+        ) from None
 
 
 def _tagged_processes(tag: str) -> list[int]:
@@ -205,6 +209,54 @@ def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: 
     assert len([t for t in after if t.state == TrialState.COMPLETE]) == (
         len([t for t in trials if t.state == TrialState.COMPLETE]) + 1
     )
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_requeues_the_running_trial_and_its_retry_resumes_from_the_checkpoint(
+    workers: int, tmp_path: Path
+) -> None:
+    url = f"journal://{tmp_path / 'term.log'}"
+    create_study("term", spec(checkpoint_dir=str(tmp_path / "ckpt")), url)
+    tag = services.tag("sigterm")
+    proc = _cli(
+        ["study", "run", "term", "-n", "4", "--storage", url, "--workers", str(workers)], tmp_path, tag
+    )
+    try:
+        _wait_for(lambda: _running_with_reports(url, "term", reports=2), 120, "a running trial")
+        out, err = _interrupt(proc, sig=signal.SIGTERM)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, (proc.returncode, out[-2000:], err[-2000:])
+    assert "Traceback" not in err and "preempted (SIGTERM)" in err, err[-3000:]
+    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+    trials = open_study("term", url)[0].trials
+    preempted = [t for t in trials if t.state == TrialState.FAIL]
+    assert preempted and all(t.user_attrs.get("status") == "preempted" for t in preempted)
+    assert not [t for t in trials if t.state == TrialState.RUNNING], "no trial left running"
+    retries = {
+        RetryHeartbeatStaleTrialCallback.retried_trial_number(t): t
+        for t in trials
+        if t.state == TrialState.WAITING
+    }
+    assert set(retries) == {t.number for t in preempted}, "each preempted trial is queued again"
+    for t in preempted:
+        assert retries[t.number].params == t.params and "status" not in retries[t.number].user_attrs
+        assert (tmp_path / "ckpt" / "term" / f"trial-{t.number}" / "checkpoint.pt").exists()
+
+    if workers > 1:
+        return  # resuming is the same for both: checked once
+    # The same command runs the retry first, from the checkpoint: the curve goes on, not over.
+    again = _cli(["study", "run", "term", "-n", "1", "--storage", url], tmp_path, tag)
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err[-2000:]
+    (lost,) = preempted
+    resumed = open_study("term", url)[0].trials[retries[lost.number].number]
+    assert resumed.state == TrialState.COMPLETE and resumed.user_attrs.get("resumed_from_checkpoint")
+    seen = sorted(lost.intermediate_values)
+    assert [resumed.intermediate_values[s] for s in seen] == pytest.approx(
+        [lost.intermediate_values[s] for s in seen]
+    )
+    assert max(resumed.intermediate_values) > max(seen)
 
 
 def _starting_workers(tag: str) -> list[int]:
