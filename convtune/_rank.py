@@ -24,6 +24,7 @@ import torch
 import torch.distributed as dist
 
 from convtune._channel import ChannelClient, describe_exception
+from convtune._memory import peak_rss_mb
 from convtune.engine import EngineConfig, Progress, train
 from convtune.recipe import Recipe
 from convtune.workloads import Workload, build_workload
@@ -120,7 +121,7 @@ def _run_trial(
         # Rank 0 reports; every rank then reads the worker's decision for this evaluation, so all
         # ranks leave the loop at the same step. Rank 0's record carries the highest peak resident
         # memory of all ranks (every rank evaluates at the same step: the collective is safe).
-        peak = _max_over_ranks(_peak_rss_mb())
+        peak = _max_over_ranks(peak_rss_mb())
         if rank == 0:
             client.send({"type": "progress", "trial": trial, "record": record.to_dict(), "peak_rss_mb": peak})
         while True:
@@ -132,20 +133,6 @@ def _run_trial(
 
     result = train(workload, recipe, config, on_eval)
     return result.summary()
-
-
-def _peak_rss_mb() -> float:
-    """This rank's peak resident memory since its trial began (the engine resets VmHWM)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, ValueError):
-        pass
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _max_over_ranks(value: float) -> float:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import resource
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -20,6 +19,7 @@ from typing import Any, Literal
 import torch
 import torch.distributed as dist
 
+from convtune._memory import peak_rss_bytes, reset_peak_rss
 from convtune.recipe import Recipe
 from convtune.workloads import Workload
 
@@ -127,21 +127,13 @@ def _reset_peak_memory(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
         return
-    with contextlib.suppress(OSError):  # Linux: "5" resets the peak resident set (VmHWM)
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
+    reset_peak_rss()
 
 
 def _peak_memory(device: torch.device) -> int:
     if device.type == "cuda":
         return int(torch.cuda.max_memory_allocated(device))
-    with contextlib.suppress(OSError, ValueError):
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    # ru_maxrss is in KiB on Linux: the process's peak resident set (never reset).
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    return peak_rss_bytes()
 
 
 def _exposed_comm_seconds(ddp: torch.nn.Module) -> float | None:

@@ -542,6 +542,8 @@ class ElasticExecutor:
                     continue
                 if event.conn not in conns:
                     continue
+                # Each rank's peak resident memory comes with its reports (for max_memory_mb).
+                self.last_peak_rss_mb = max(self.last_peak_rss_mb, float(msg.get("peak_rss_mb") or 0.0))
                 if msg["type"] == "error":
                     failures.append(_Failure(float(msg.get("time", event.time)), str(msg["error"])))
                 elif msg["type"] == "progress":

@@ -36,6 +36,7 @@ import time
 from typing import Any
 
 from convtune._channel import ChannelClient, describe_exception
+from convtune._memory import peak_rss_mb
 from convtune.errors import ConfigError
 from convtune.recipe import Recipe, load_recipe
 
@@ -93,10 +94,14 @@ def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float
         _started = time.perf_counter()
     elapsed = seconds if seconds is not None else time.perf_counter() - _started
     trial = os.environ.get("CONVTUNE_TRIAL")
+    # Each trial is a fresh launch of the script: the process's peak is the trial's.
+    peak = peak_rss_mb()
     if _rank() == 0:
         clean = {k: float(v) for k, v in metrics.items()}
         record = {"step": int(step), "samples": int(samples), "seconds": float(elapsed), "metrics": clean}
-        client.send({"type": "progress", "trial": trial, "record": record})
+        client.send({"type": "progress", "trial": trial, "record": record, "peak_rss_mb": peak})
+    else:
+        client.send({"type": "memory", "trial": trial, "peak_rss_mb": peak})
     index = _reports
     _reports += 1
     while True:

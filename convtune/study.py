@@ -40,6 +40,7 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from convtune import __version__
+from convtune._memory import peak_rss_mb
 from convtune.curves import Forecast, LRSchedule, forecast_time_to_target, time_to_target
 from convtune.engine import EngineConfig, Progress, RunResult, default_threads, train
 from convtune.errors import ConvtuneError, StudyError, WorkloadError
@@ -234,18 +235,6 @@ class _Reporter:
         return False
 
 
-def peak_rss_mb() -> float:
-    """This process's peak resident memory since the trial began (the engine resets it)."""
-    with contextlib.suppress(OSError, ValueError):
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _is_oom(exc: BaseException) -> bool:
     """CUDA (or any torch) out-of-memory, raised here or described by a rank."""
     text = f"{type(exc).__name__}: {exc} {getattr(exc, 'description', '')}"
@@ -337,7 +326,7 @@ class Objective:
         reporter = _Reporter(trial, self.spec, recipe, self.on_event)
         if isinstance(self.executor, InProcessExecutor):
             reporter.memory = peak_rss_mb  # the trial trains in this process: its peak RSS is ours
-        elif not isinstance(self.spec.workload, dict):  # warm ranks report theirs with each record
+        else:  # launched ranks (warm, or the user's script) send theirs with their reports
             reporter.memory = getattr(self.executor, "peak_rss_mb", None)
         # An enqueued trial may carry its own training seed (``confirm`` repeats one config
         # over seeds); every other trial trains with the spec's.
@@ -510,7 +499,7 @@ def _finished_twin(trial: optuna.Trial) -> FrozenTrial | None:
     were asked for by name.
     """
     frozen = trial.study._storage.get_trial(trial._trial_id)
-    if frozen.system_attrs.get("fixed_params") or "seed" in frozen.user_attrs:
+    if "fixed_params" in frozen.system_attrs or "seed" in frozen.user_attrs:
         return None
     for other in trial.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         if (

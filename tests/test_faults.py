@@ -11,8 +11,10 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -256,7 +258,7 @@ def test_sigterm_requeues_the_running_trial_and_its_retry_resumes_from_the_check
     assert [resumed.intermediate_values[s] for s in seen] == pytest.approx(
         [lost.intermediate_values[s] for s in seen]
     )
-    assert max(resumed.intermediate_values) > max(seen)
+    assert max(resumed.intermediate_values) == SPEC["max_cost"]  # and on to its cap
 
 
 def _starting_workers(tag: str) -> list[int]:
@@ -292,22 +294,13 @@ def test_ctrl_c_while_workers_start_exits_130_without_a_traceback(tmp_path: Path
     assert all(t.user_attrs.get("status") == "interrupted" for t in trials if t.state == TrialState.FAIL)
 
 
-GC_INTERRUPT_WORKLOAD = '''
-import weakref
-
+_DIGITS_WITH_A_FAULT = '''
+{imports}
 from convtune.workloads import build_workload
+{helpers}
 
-
-class _Garbage:
-    pass
-
-
-def _interrupted(_ref):
-    raise KeyboardInterrupt  # as if SIGINT landed while the garbage collector ran this
-
-
-class InterruptedDuringGarbageCollection:
-    """digits, where the 20th step's Ctrl-C arrives inside a weakref callback."""
+class DigitsWithAFault:
+    """digits, with the fault under test run before each training step's loss."""
 
     def __init__(self):
         self.inner = build_workload("digits")
@@ -318,24 +311,48 @@ class InterruptedDuringGarbageCollection:
 
     def loss(self, model, batch):
         self.calls += 1
-        if self.calls == 20:
-            garbage = _Garbage()
-            self.ref = weakref.ref(garbage, _interrupted)
-            del garbage  # Python prints "Exception ignored" and drops the KeyboardInterrupt
+{fault}
         return self.inner.loss(model, batch)
 
 
 def make():
-    return InterruptedDuringGarbageCollection()
+    return DigitsWithAFault()
 '''
+
+
+def _digits_with_a_fault(tmp_path: Path, fault: str, imports: str = "", helpers: str = "") -> dict[str, str]:
+    """Writes a digits workload whose ``loss`` runs ``fault`` first; the spec fields that use it."""
+    module = f"fault_{uuid.uuid4().hex[:8]}"
+    code = _DIGITS_WITH_A_FAULT.format(
+        imports=imports, helpers=helpers, fault=textwrap.indent(textwrap.dedent(fault).strip(), " " * 8)
+    )
+    (tmp_path / f"{module}.py").write_text(code)
+    return {"workload": f"{module}.py:make", "base_dir": str(tmp_path)}
+
+
+GC_INTERRUPT = """
+    if self.calls == 20:  # the 20th step's Ctrl-C arrives inside a weakref callback
+        garbage = _Garbage()
+        self.ref = weakref.ref(garbage, _interrupted)
+        del garbage  # Python prints "Exception ignored" and drops the KeyboardInterrupt
+"""
+GC_HELPERS = """
+
+class _Garbage:
+    pass
+
+
+def _interrupted(_ref):
+    raise KeyboardInterrupt  # as if SIGINT landed while the garbage collector ran this
+"""
 
 
 def test_ctrl_c_dropped_by_garbage_collection_still_stops_the_study(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "gcwl.py").write_text(GC_INTERRUPT_WORKLOAD)
+    workload = _digits_with_a_fault(tmp_path, GC_INTERRUPT, imports="import weakref", helpers=GC_HELPERS)
     url = f"sqlite:///{tmp_path / 'gc.db'}"
-    create_study("gc", spec(workload="gcwl.py:make", base_dir=str(tmp_path)), url)
+    create_study("gc", spec(**workload), url)
     with pytest.raises(KeyboardInterrupt):
         run_study("gc", n_trials=3, storage=url, executor="inprocess")
     assert "Exception ignored" not in capfd.readouterr().err
@@ -346,39 +363,16 @@ def test_ctrl_c_dropped_by_garbage_collection_still_stops_the_study(
     assert len(trials[0].intermediate_values) < 4096 // 512
 
 
-SLOW_WORKLOAD = '''
-import os
-import time
-
-from convtune.workloads import build_workload
-
-
-class SlowAfterFirstEval:
-    """digits, whose steps after the first evaluation take a second each ($SLOW_AFTER_FIRST_EVAL)."""
-
-    def __init__(self):
-        self.inner = build_workload("digits")
-        self.calls = 0
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def loss(self, model, batch):
-        self.calls += 1
-        if self.calls > 16 and os.environ.get("SLOW_AFTER_FIRST_EVAL"):
-            time.sleep(1.0)  # the next evaluation is ~16 s away
-        return self.inner.loss(model, batch)
-
-
-def make():
-    return SlowAfterFirstEval()
-'''
+SLOW_AFTER_FIRST_EVAL = """
+    if self.calls > 16 and os.environ.get("SLOW_AFTER_FIRST_EVAL"):
+        time.sleep(1.0)  # a second per step: the next evaluation is ~16 s away
+"""
 
 
 def test_ctrl_c_stops_launched_ranks_at_once_exits_130_and_resumes(tmp_path: Path) -> None:
     url = f"journal://{tmp_path / 'eint.log'}"
-    (tmp_path / "slowwl.py").write_text(SLOW_WORKLOAD)
-    create_study("eint", spec(workload="slowwl.py:make", base_dir=str(tmp_path), max_cost=1024), url)
+    workload = _digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
+    create_study("eint", spec(**workload, max_cost=1024), url)
     tag = services.tag("sigint-elastic")
     command = ["study", "run", "eint", "-n", "2", "--storage", url, "--executor", "elastic"]
     os.environ["SLOW_AFTER_FIRST_EVAL"] = "1"
@@ -478,31 +472,10 @@ def test_full_disk_under_sqlite_is_one_clear_line(tmp_path: Path) -> None:
     assert "disk has space" in lines[0] and "Traceback" not in result.stderr
 
 
-OOM_WORKLOAD = '''
-import torch
-from convtune.workloads import build_workload
-
-
-class OomAtStep3:
-    """digits, whose fourth training step runs out of device memory."""
-
-    def __init__(self):
-        self.inner = build_workload("digits")
-        self.calls = 0
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def loss(self, model, batch):
-        self.calls += 1
-        if self.calls > 3 * 16:
-            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        return self.inner.loss(model, batch)
-
-
-def make():
-    return OomAtStep3()
-'''
+OOM_AT_STEP_3 = """
+    if self.calls > 3 * 16:  # the fourth training step runs out of device memory
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+"""
 
 
 @pytest.mark.parametrize("how", ["memory cap", "CUDA OOM"])
@@ -511,8 +484,7 @@ def test_out_of_memory_is_infeasible_not_a_crash(how: str, tmp_path: Path) -> No
     if how == "memory cap":
         the_spec = spec(max_memory_mb=1)  # every process is over 1 MB: stopped at its first evaluation
     else:
-        (tmp_path / "oomwl.py").write_text(OOM_WORKLOAD)
-        the_spec = spec(workload="oomwl.py:make", base_dir=str(tmp_path))
+        the_spec = spec(**_digits_with_a_fault(tmp_path, OOM_AT_STEP_3, imports="import torch"))
     create_study("oom", the_spec, url)
     study = run_study("oom", n_trials=1, storage=url)
     trial = study.trials[0]

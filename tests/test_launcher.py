@@ -22,6 +22,7 @@ from convtune.engine import EngineConfig
 from convtune.launcher import ElasticExecutor, LaunchOptions
 from convtune.recipe import Recipe
 from convtune.spec import StudySpec
+from convtune.storage import open_storage
 from convtune.study import create_study, run_study
 
 WORKLOAD = f"{Path(__file__).parent / '_launcher_workloads.py'}:Linear"
@@ -168,6 +169,8 @@ def test_a_rank_hanging_in_a_collective_fails_the_trial_after_the_timeout(tmp_pa
 
 def test_two_nodes_over_loopback(tmp_path, token):
     storage = _study(tmp_path)
+    for _ in range(2):  # the space is one configuration: asked for by name, each trial trains
+        optuna.load_study(study_name="s", storage=open_storage(storage)).enqueue_trial({})
     port = free_port_pair()
     endpoint = f"127.0.0.1:{port}"
     follower = subprocess.Popen(

@@ -159,3 +159,25 @@ def test_a_command_workload_refuses_more_nodes():
     options = LaunchOptions(nnodes=2, rdzv_endpoint="127.0.0.1:29400")
     with pytest.raises(MultiNodeCommand, match="command workload runs on one node"):
         ElasticExecutor(spec({"command": [sys.executable, SCRIPT]}), options)
+
+
+def test_max_memory_mb_applies_to_a_script_trial(tmp_path):
+    """Each rank of the script sends its peak resident memory with its reports: over the cap, oom."""
+    from optuna.trial import TrialState
+
+    from convtune.study import run_study
+
+    storage = f"sqlite:///{tmp_path / 'mem.db'}"
+    raw = spec({"script": SCRIPT, "args": ["--hidden", "32"]}).to_dict()
+    raw.update(
+        space={"peak_lr": 0.01, "micro_batch_size": 16, "horizon_samples": 50_000, "optimizer": "adamw"},
+        max_cost=20_000,
+        eval_every={"samples": 256},
+        max_memory_mb=1,  # every Python process is over 1 MB: stopped at its first report
+    )
+    create_study("mem", StudySpec.from_dict(raw), storage)
+    trial = run_study("mem", n_trials=1, storage=storage).trials[0]
+    assert trial.state == TrialState.COMPLETE, trial.user_attrs.get("error")
+    assert trial.user_attrs["status"] == "oom", trial.user_attrs
+    assert "over max_memory_mb=1" in trial.user_attrs["reason"]
+    assert len(trial.intermediate_values) == 1
