@@ -243,7 +243,8 @@ def test_sigterm_requeues_the_running_trial_and_its_retry_resumes_from_the_check
     assert set(retries) == {t.number for t in preempted}, "each preempted trial is queued again"
     for t in preempted:
         assert retries[t.number].params == t.params and "status" not in retries[t.number].user_attrs
-        assert (tmp_path / "ckpt" / "term" / f"trial-{t.number}" / "checkpoint.pt").exists()
+        if len(t.intermediate_values) >= 2:  # written at evaluations: one just begun may have none yet
+            assert (tmp_path / "ckpt" / "term" / f"trial-{t.number}" / "checkpoint.pt").exists()
 
     if workers > 1:
         return  # resuming is the same for both: checked once
