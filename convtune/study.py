@@ -605,13 +605,13 @@ def run_study(
     from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal
 
     url = resolve_storage_url(storage or spec.storage)
-    if is_journal(url):
-        interval, grace = heartbeat_settings()
-        workers.sweep_stale(study, grace, MAX_RETRY)
-        callbacks.append(workers.LeaseSweep(grace, MAX_RETRY))
-        objective = _Leased(inner, interval)
-    else:
-        objective = _Leased(inner, None)
+    interval, grace = heartbeat_settings()
+    # Journals: leases (no heartbeats in Optuna 5). RDB: Optuna's heartbeats, and a sweep for
+    # the trials they cannot see (asked, then the worker died before its first beat).
+    journal = is_journal(url)
+    workers.sweep_stale(study, grace, MAX_RETRY, unclaimed_only=not journal)
+    callbacks.append(workers.LeaseSweep(grace, MAX_RETRY, unclaimed_only=not journal))
+    objective = _Leased(inner, interval if journal else None)
     if after_each is not None:
         callbacks.append(after_each)
     # One trial per optimize() call: a trial failed under this worker by another one (its

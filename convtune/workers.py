@@ -154,7 +154,11 @@ class Lease:
 
 
 def sweep_stale(
-    study: optuna.Study, grace: float, max_retry: int, dead_workers: Collection[str] = ()
+    study: optuna.Study,
+    grace: float,
+    max_retry: int,
+    dead_workers: Collection[str] = (),
+    unclaimed_only: bool = False,
 ) -> list[int]:
     """Fail RUNNING trials whose lease expired and re-queue their parameters; their numbers.
 
@@ -163,6 +167,10 @@ def sweep_stale(
     waiting out the grace period let the other workers finish the study first. When two workers
     sweep at once the journal orders their writes: the second one's is rejected, so a trial is
     retried once.
+
+    ``unclaimed_only`` (RDB storages, whose heartbeats cover the rest): only trials that no worker
+    marked as its own within the grace period, i.e. whose worker died between Optuna's ``ask``
+    and the objective's first line, before its first heartbeat.
     """
     import optuna
     from optuna.trial import TrialState
@@ -175,6 +183,8 @@ def sweep_stale(
         started = trial.datetime_start.timestamp() if trial.datetime_start else now
         last = max(float(trial.user_attrs.get(LEASE_ATTR, 0.0)), started)
         dead = trial.user_attrs.get(WORKER_ATTR) in dead_workers
+        if unclaimed_only and WORKER_ATTR in trial.user_attrs and not dead:
+            continue
         if now - float(last) <= grace and not dead:
             continue
         try:
@@ -183,7 +193,13 @@ def sweep_stale(
                 trial._trial_id,
                 "error",
                 f"worker {trial.user_attrs.get(WORKER_ATTR, '?')} lost: "
-                + ("its process died" if dead else f"no lease for {now - float(last):.0f} s"),
+                + (
+                    "its process died"
+                    if dead
+                    else f"never claimed in {now - float(last):.0f} s"
+                    if WORKER_ATTR not in trial.user_attrs
+                    else f"no lease for {now - float(last):.0f} s"
+                ),
             )
             storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
         except (optuna.exceptions.UpdateFinishedTrialError, KeyError):
@@ -212,11 +228,11 @@ def requeue(study: optuna.Study, failed: optuna.trial.FrozenTrial, max_retry: in
 class LeaseSweep:
     """An ``optimize`` callback: sweep stale trials after every trial (so the next ask can pop a retry)."""
 
-    def __init__(self, grace: float, max_retry: int):
-        self.grace, self.max_retry = grace, max_retry
+    def __init__(self, grace: float, max_retry: int, unclaimed_only: bool = False):
+        self.grace, self.max_retry, self.unclaimed_only = grace, max_retry, unclaimed_only
 
     def __call__(self, study: optuna.Study, trial: Any) -> None:
-        sweep_stale(study, self.grace, self.max_retry)
+        sweep_stale(study, self.grace, self.max_retry, unclaimed_only=self.unclaimed_only)
 
 
 # ---- the supervisor ------------------------------------------------------------------------------

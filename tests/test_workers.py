@@ -16,7 +16,7 @@ from optuna.trial import TrialState
 from convtune.errors import ConfigError, StorageError
 from convtune.spec import StudySpec
 from convtune.storage import open_storage
-from convtune.study import create_study, open_study
+from convtune.study import create_study, open_study, run_study
 from convtune.workers import (
     LEASE_ATTR,
     WORKER_ATTR,
@@ -121,6 +121,32 @@ def test_journal_lease_fails_a_stale_trial_and_retries_it_twice_at_most(tmp_path
         assert retry.number == waiting[0].number
         numbers.append(retry.number)
     assert [t.state for t in study.trials] == [TrialState.FAIL] * 3
+
+
+def test_an_rdb_trial_whose_worker_died_before_its_first_heartbeat_is_failed_and_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVTUNE_HEARTBEAT_INTERVAL", "1")
+    monkeypatch.setenv("CONVTUNE_GRACE_PERIOD", "2")
+    url = f"sqlite:///{tmp_path / 'orphan.db'}"
+    study = create_study("orphan", tiny_spec(), url)
+    orphan = study.ask()  # asked, then the worker died: no heartbeat, no worker attr
+    orphan.suggest_float("peak_lr", 3.0e-3, 3.0e-2, log=True)
+    claimed = study.ask()  # a live worker's trial: marked as its own (its heartbeat covers it)
+    claimed.set_user_attr(WORKER_ATTR, "elsewhere:1")
+    time.sleep(2.5)
+    optuna.storages.fail_stale_trials(study)  # Optuna's heartbeat sees neither (no first beat)
+    assert [t.state for t in study.get_trials()] == [TrialState.RUNNING] * 2
+
+    run_study("orphan", n_trials=1, storage=url)
+    trials = open_study("orphan", url)[0].trials
+    assert trials[orphan.number].state == TrialState.FAIL
+    assert "never claimed" in trials[orphan.number].user_attrs["error"]
+    assert trials[claimed.number].state == TrialState.RUNNING, "claimed trials are the heartbeat's"
+    (retry,) = [
+        t for t in trials if RetryHeartbeatStaleTrialCallback.retried_trial_number(t) == orphan.number
+    ]
+    assert retry.state == TrialState.COMPLETE and retry.params["peak_lr"] == orphan.params["peak_lr"]
 
 
 def test_two_local_workers_share_a_journal_study(tmp_path: Path) -> None:
