@@ -427,11 +427,13 @@ def _fail_trials_of_dead_worker(name: str, url: str, pid: int | None) -> None:
         return
     import optuna
 
-    from convtune.storage import MAX_RETRY, heartbeat_settings, open_storage
+    from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal, open_storage
 
     try:
         study = optuna.load_study(study_name=name, storage=open_storage(url))
-        sweep_stale(study, heartbeat_settings()[1], MAX_RETRY, {f"{socket.gethostname()}:{pid}"})
+        dead = {f"{socket.gethostname()}:{pid}"}
+        # RDB trials carry no lease: the other workers' long trials are the heartbeat's, not ours.
+        sweep_stale(study, heartbeat_settings()[1], MAX_RETRY, dead, unclaimed_only=not is_journal(url))
     except Exception:  # noqa: BLE001  (the lease or heartbeat still fails the trial later)
         return
 

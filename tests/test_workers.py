@@ -143,6 +143,14 @@ def test_an_rdb_trial_whose_worker_died_before_its_first_heartbeat_is_failed_and
     assert trials[orphan.number].state == TrialState.FAIL
     assert "never claimed" in trials[orphan.number].user_attrs["error"]
     assert trials[claimed.number].state == TrialState.RUNNING, "claimed trials are the heartbeat's"
+
+    # The supervisor saw a worker die: its trial fails at once, a live worker's long one does not.
+    dead = study.ask()
+    dead.set_user_attr(WORKER_ATTR, "host:404")
+    assert sweep_stale(study, grace=2.0, max_retry=2, dead_workers={"host:404"}, unclaimed_only=True) == [
+        dead.number
+    ]
+    assert study._storage.get_trial(claimed._trial_id).state == TrialState.RUNNING
     (retry,) = [
         t for t in trials if RetryHeartbeatStaleTrialCallback.retried_trial_number(t) == orphan.number
     ]
