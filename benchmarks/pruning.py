@@ -212,14 +212,14 @@ def replay_study(
     incumbent = [math.inf]
 
     def objective(trial: optuna.Trial) -> float:
+        key = tuple(trial.suggest_categorical(k, choices[k]) for k in KNOBS)
         if repeats == "reuse":
             # As convtune does (convtune.study: a configuration trained before with the same
             # seed is not trained again; the replay is deterministic like a seeded run), for
             # every pruner alike: the repeat gets the earlier trial's outcome at no cost.
-            key = {k: trial.suggest_categorical(k, choices[k]) for k in KNOBS}
             finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
             for twin in study.get_trials(deepcopy=False, states=finished):
-                if twin.params == key and twin.user_attrs.get("status") != "duplicate":
+                if twin.params == trial.params and twin.user_attrs.get("status") != "duplicate":
                     res.n_repeats += 1
                     if twin.state == optuna.trial.TrialState.PRUNED:
                         raise optuna.TrialPruned()
@@ -227,15 +227,14 @@ def replay_study(
                     return float(twin.value)  # type: ignore[arg-type]
         before = res.spent
         try:
-            value, end = walk(trial)
+            value, end = walk(trial, key)
         except optuna.TrialPruned:
             res.spent_by_end["stopped"] += res.spent - before
             raise
         res.spent_by_end[end] += res.spent - before
         return value
 
-    def walk(trial: optuna.Trial) -> tuple[float, str]:
-        key = tuple(trial.suggest_categorical(k, choices[k]) for k in KNOBS)
+    def walk(trial: optuna.Trial, key: tuple[Any, ...]) -> tuple[float, str]:
         curve = _lookup(grid, key)
         res.trial_curves.append(curve.name)
         res.n_cyclic += curve.cyclic

@@ -13,7 +13,7 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -154,8 +154,7 @@ def _rdb_storage(
     # Bounded retries: a trial that always kills its worker (e.g. out of memory) must not loop.
     retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
     cls = optuna.storages.RDBStorage if url.startswith("sqlite") else ResilientRDBStorage
-    budget = float(os.environ.get(RECONNECT_ENV) or RECONNECT_SECONDS)
-    deadline, delay = time.monotonic() + budget, 0.5
+    delays = _reconnect_delays()
     while True:
         try:
             return cls(
@@ -170,13 +169,25 @@ def _rdb_storage(
             # retried like any other operation; a refused connection still fails at once.
             if url.startswith("sqlite") or not _transient(exc) or "refused" in str(exc):
                 raise
-            if time.monotonic() + delay > deadline:
+            delay = next(delays, None)
+            if delay is None:
                 raise
             time.sleep(delay)
-            delay = min(8.0, delay * 2)
 
 
 _T = TypeVar("_T")
+
+
+def _reconnect_budget() -> float:
+    return float(os.environ.get(RECONNECT_ENV) or RECONNECT_SECONDS)
+
+
+def _reconnect_delays() -> Iterator[float]:
+    """Waits before each retry of a lost connection: 0.5 s doubling to 8 s, within the budget."""
+    deadline, delay = time.monotonic() + _reconnect_budget(), 0.5
+    while time.monotonic() + delay <= deadline:
+        yield delay
+        delay = min(8.0, delay * 2)
 
 
 def _transient(exc: BaseException) -> bool:
@@ -196,9 +207,7 @@ def _transient(exc: BaseException) -> bool:
 def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> _T:
-        budget = float(os.environ.get(RECONNECT_ENV) or RECONNECT_SECONDS)
-        deadline = time.monotonic() + budget
-        delay, attempt = 0.5, 0
+        delays, attempt = _reconnect_delays(), 0
         while True:
             try:
                 return method(self, *args, **kwargs)
@@ -212,10 +221,11 @@ def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
             except Exception as exc:
                 if not _transient(exc):
                     raise
-                if time.monotonic() + delay > deadline:
+                delay = next(delays, None)
+                if delay is None:
                     message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                     raise StorageError(
-                        f"lost the database connection and could not reconnect within {budget:g} s "
+                        f"lost the database connection and could not reconnect within {_reconnect_budget():g} s "
                         f"({redact(message)})",
                         where=redact(str(self.url)),
                         fix="check that the server is up; the study resumes with the same command",
@@ -224,7 +234,7 @@ def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
                     f"convtune: storage {name}: connection lost, retrying in {delay:g} s", stacklevel=2
                 )
                 time.sleep(delay)
-                delay, attempt = min(8.0, delay * 2), attempt + 1
+                attempt += 1
 
     return wrapper
 
@@ -288,8 +298,7 @@ def _resilient_redis_client(url: str) -> Any:
 
     # A dropped connection (restart, CLIENT KILL, failover) is retried with backoff, as RDB
     # operations are; redis-py's default gives up after a few quick tries.
-    budget = float(os.environ.get(RECONNECT_ENV) or RECONNECT_SECONDS)
-    retries = max(1, int(budget / 8) + 4)
+    retries = max(1, int(_reconnect_budget() / 8) + 4)
     return redis.Redis.from_url(
         url,
         retry=Retry(ExponentialBackoff(cap=8.0, base=0.5), retries),

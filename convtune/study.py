@@ -622,8 +622,7 @@ def run_study(
     try:
         with _lost_interrupt:
             while (
-                not _lost_interrupt.raise_if_pending()
-                and (claim is not None or n_trials is None or done < n_trials)
+                (claim is not None or n_trials is None or done < n_trials)
                 and (deadline is None or time.monotonic() < deadline)
                 and (claim is None or claim())
             ):
@@ -646,6 +645,7 @@ def run_study(
                     if after_each is not None:
                         after_each(study, study._storage.get_trial(objective.trial_id))
                 done += 1
+                _lost_interrupt.raise_if_pending()  # one dropped between trials
     finally:
         chosen.close()
     return study
@@ -686,7 +686,7 @@ class Preempted(KeyboardInterrupt):
     """
 
 
-def raise_preempted(_signum: int, _frame: Any) -> None:
+def _raise_preempted(_signum: int, _frame: Any) -> None:
     """A SIGTERM handler: raise :class:`Preempted` in the main thread."""
     raise Preempted
 
@@ -694,7 +694,7 @@ def raise_preempted(_signum: int, _frame: Any) -> None:
 @contextlib.contextmanager
 def preemptible() -> Iterator[None]:
     """Within: SIGTERM raises :class:`Preempted` (what ``convtune study run`` runs under)."""
-    previous = signal.signal(signal.SIGTERM, raise_preempted)
+    previous = signal.signal(signal.SIGTERM, _raise_preempted)
     try:
         yield
     finally:
@@ -729,11 +729,10 @@ class _LostInterrupt:
         else:
             self._previous(unraisable)
 
-    def raise_if_pending(self) -> bool:
+    def raise_if_pending(self) -> None:
         if self.pending is not None:
             pending, self.pending = self.pending, None
             raise pending
-        return False
 
 
 _lost_interrupt = _LostInterrupt()

@@ -185,21 +185,18 @@ def sweep_stale(
         dead = trial.user_attrs.get(WORKER_ATTR) in dead_workers
         if unclaimed_only and WORKER_ATTR in trial.user_attrs and not dead:
             continue
-        if now - float(last) <= grace and not dead:
+        if now - last <= grace and not dead:
             continue
+        if dead:
+            why = "its process died"
+        elif WORKER_ATTR in trial.user_attrs:
+            why = f"no lease for {now - last:.0f} s"
+        else:
+            why = f"never claimed in {now - last:.0f} s"
         try:
             storage.set_trial_user_attr(trial._trial_id, "status", "failed")
             storage.set_trial_user_attr(
-                trial._trial_id,
-                "error",
-                f"worker {trial.user_attrs.get(WORKER_ATTR, '?')} lost: "
-                + (
-                    "its process died"
-                    if dead
-                    else f"never claimed in {now - float(last):.0f} s"
-                    if WORKER_ATTR not in trial.user_attrs
-                    else f"no lease for {now - float(last):.0f} s"
-                ),
+                trial._trial_id, "error", f"worker {trial.user_attrs.get(WORKER_ATTR, '?')} lost: {why}"
             )
             storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
         except (optuna.exceptions.UpdateFinishedTrialError, KeyError):
@@ -245,8 +242,7 @@ class WorkerReport:
     exit_status: int = 0
     restarts: int = 0
     error: str | None = None
-    interrupted: bool = False
-    preempted: bool = False  # SIGTERM: the running trials were re-queued
+    stopped_by: int = 0  # the signal that stopped the run: SIGINT (Ctrl-C) or SIGTERM (preemption)
 
 
 def check_workers(url: str, workers: int) -> None:
@@ -314,9 +310,7 @@ def run_workers(
     ctx = mp.get_context("spawn")
     remaining = ctx.Value("q", -1 if n_trials is None else n_trials)
     busy = ctx.Array("b", workers)
-    # The signal that stopped the run (0 while running): workers claim no more trials, and one
-    # whose forwarded signal was lost stops at its next evaluation.
-    stop = ctx.Value("i", 0)
+    stop = ctx.Event()  # set on Ctrl-C or SIGTERM: workers claim no more trials
     events: Any = ctx.Queue()
     deadline = None if timeout is None else time.monotonic() + timeout
     report = WorkerReport()
@@ -344,9 +338,9 @@ def run_workers(
                 launch_options,
             ),
         )
-        # The worker starts with SIGINT blocked (the mask survives spawn's exec) and unblocks it
-        # once it can handle one: a Ctrl-C while it imports torch waits instead of printing a
-        # traceback from the middle of an import.
+        # The worker starts with SIGINT and SIGTERM blocked (the mask survives spawn's exec) and
+        # unblocks them once it can handle them: a Ctrl-C while it imports torch waits instead
+        # of printing a traceback from the middle of an import.
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
             proc.start()
@@ -361,9 +355,8 @@ def run_workers(
         if stopping.is_set():
             return  # once: a second interrupt must not break the workers' cleanup
         stopping.set()
-        stop.value = signum
-        report.interrupted = signum == signal.SIGINT
-        report.preempted = signum == signal.SIGTERM
+        stop.set()
+        report.stopped_by = signum
         for proc in procs.values():
             if proc.is_alive() and proc.pid:
                 with contextlib.suppress(ProcessLookupError):
@@ -414,10 +407,8 @@ def run_workers(
             proc.join()
     if report.error is not None:
         report.exit_status = 2
-    elif report.preempted:
-        report.exit_status = 143
-    elif report.interrupted:
-        report.exit_status = 130
+    elif report.stopped_by:
+        report.exit_status = 128 + report.stopped_by  # 130 after Ctrl-C, 143 after SIGTERM
     return report
 
 
@@ -491,60 +482,56 @@ def _worker_main(
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, piece.cpus)
             pinned = True
-    try:
-        from convtune.study import Preempted, raise_preempted
+    # Imported while SIGINT and SIGTERM are still blocked (see run_workers.start).
+    import optuna
 
-        signal.signal(signal.SIGTERM, raise_preempted)
-        # Blocked since spawn (see run_workers.start): a signal that came meanwhile lands here.
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-        import optuna
+    from convtune.launcher import LaunchOptions
+    from convtune.study import Preempted, preemptible, run_study
 
-        from convtune.launcher import LaunchOptions
-        from convtune.study import run_study
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # Threads per rank: the pinned share of cores / ranks, else cores / (ranks × workers).
+    local_workers = 1 if pinned or piece.gpus else workers
+    options = dict(launch_options or {})
+    options["local_workers"] = local_workers
+    launch = LaunchOptions(**options)
 
-        # Threads per rank: the pinned share of cores / ranks, else cores / (ranks × workers).
-        local_workers = 1 if pinned or piece.gpus else workers
-        options = dict(launch_options or {})
-        options["local_workers"] = local_workers
-        launch = LaunchOptions(**options)
-
-        def claim() -> bool:
-            if stop.value:
+    def claim() -> bool:
+        if stop.is_set():
+            return False
+        with remaining.get_lock():
+            if remaining.value == 0:
                 return False
-            with remaining.get_lock():
-                if remaining.value == 0:
-                    return False
-                if remaining.value > 0:
-                    remaining.value -= 1
-            busy[index] = 1
-            return True
+            if remaining.value > 0:
+                remaining.value -= 1
+        busy[index] = 1
+        return True
 
-        def done(_study: Any, _trial: Any) -> None:
-            busy[index] = 0
+    def done(_study: Any, _trial: Any) -> None:
+        busy[index] = 0
 
-        def on_event(event: TrialEvent) -> None:
-            events.put(("event", dict(event.__dict__)))
-            if stop.value and event.kind == "eval":
-                # Should the forwarded signal have been lost, stop at this evaluation.
-                raise Preempted if stop.value == signal.SIGTERM else KeyboardInterrupt
+    def on_event(event: TrialEvent) -> None:
+        events.put(("event", dict(event.__dict__)))
 
-        run_study(
-            name,
-            n_trials=None,
-            timeout=timeout,
-            storage=url,
-            on_event=on_event,
-            world_size=world_size,
-            executor=executor,
-            launch=launch,
-            local_workers=local_workers,
-            sampler_seed=seed,
-            claim=claim,
-            after_each=done,
-        )
+    try:
+        with preemptible():
+            # A signal that came while blocked lands here, where it is handled.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+            run_study(
+                name,
+                n_trials=None,
+                timeout=timeout,
+                storage=url,
+                on_event=on_event,
+                world_size=world_size,
+                executor=executor,
+                launch=launch,
+                local_workers=local_workers,
+                sampler_seed=seed,
+                claim=claim,
+                after_each=done,
+            )
     except Preempted:
         sys.exit(143)
     except KeyboardInterrupt:

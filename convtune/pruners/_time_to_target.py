@@ -111,10 +111,11 @@ class TimeToTargetPruner(BasePruner):
             reports this metric.
         n_warmup_reports:
             No forecast-based decision before a trial has this many reports (non-finite
-            values, ``max_cost`` and the measured best's time-to-target still prune). Two, since without a prior the forecaster
-            needs three points anyway, and with one (from finished trials) two points were
-            enough: on the recorded-curve replays (``benchmarks/pruning.py``) 2 spent 7% less
-            than 3 for the same picks, and 1 stopped many would-be winners.
+            values, ``max_cost`` and the measured best's time-to-target still prune). Two,
+            since without a prior the forecaster needs three points anyway, and with one (from
+            finished trials) two points were enough: on the recorded-curve replays
+            (``benchmarks/pruning.py``) 2 spent 7% less than 3 for the same picks, and 1
+            stopped many would-be winners.
         margin:
             Relative slack: prune only when ``low >= incumbent * (1 + margin)`` (or ``low`` beyond
             ``max_cost * (1 + margin)``). Larger is
