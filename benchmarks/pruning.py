@@ -179,6 +179,7 @@ def make_pruner(name: str, target: Target, budget: float, n_evals: int) -> optun
         "ttt": lambda: TimeToTargetPruner(target, max_cost=budget),
         "ttt-blind": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
         "ttt-m25": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
+        "ttt-field": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25, field_quantile=0.2),
         "oracle": lambda: OraclePruner(),
     }[name]()
 
@@ -238,7 +239,7 @@ def replay_study(
         curve = _lookup(grid, key)
         res.trial_curves.append(curve.name)
         res.n_cyclic += curve.cyclic
-        if pruner_name in ("ttt", "ttt-m25") or pruner_name.startswith("ttt:"):
+        if pruner_name in ("ttt", "ttt-m25", "ttt-field") or pruner_name.startswith("ttt:"):
             trial.set_user_attr("lr_schedule", curve.schedule_dict)
         if pruner_name == "oracle":
             trial.set_user_attr("true_ttt", curve.ttt)
@@ -411,6 +412,7 @@ METHODS: list[tuple[str, str]] = [
     ("ttt", "complete"),
     ("ttt", "pruned"),
     ("ttt-m25", "complete"),
+    ("ttt-field", "complete"),
     ("ttt-blind", "complete"),
     ("oracle", "complete"),
 ]
