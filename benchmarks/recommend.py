@@ -93,6 +93,8 @@ def replay(
     *,
     n_trials: int | None = None,
     budget_runs: float | None = None,
+    sampler: str = "tpe",
+    pruner: str = "time_to_target",
 ) -> Replayed:
     """A study of ``n_trials`` trials, or of as many as ``budget_runs`` full planned runs pay for.
 
@@ -108,6 +110,8 @@ def replay(
             "cost": "samples",
             "max_cost": horizon,
             "seed": seed,
+            "sampler": sampler,
+            "pruner": pruner,
         }
     )
     space = spec.search_space
@@ -241,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         "--budgets", type=float, nargs="*", default=[1, 2, 3], help="studies capped at this many full runs"
     )
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--sampler", default="tpe", choices=["tpe", "gp", "random"], help="the study's sampler")
+    parser.add_argument(
+        "--pruner", default="time_to_target", choices=["time_to_target", "time_to_target_field"], help="the spec's pruner"
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -265,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, how in studies:
         rows = []
         for seed in range(args.seeds):
-            run = replay(args.workload, grid, target, seed, **how)
+            run = replay(args.workload, grid, target, seed, sampler=args.sampler, pruner=args.pruner, **how)
             rows.append(score(args.workload, grid, run))
         print(row(label, rows, best, horizon))
         sys.stdout.flush()

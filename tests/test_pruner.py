@@ -360,3 +360,17 @@ def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier()
     # it has spent the incumbent's time-to-target; the field rule stops it at its 2nd report.
     assert first_stop(plain, 0.0086, 1.5) == 10
     assert first_stop(field, 0.0086, 1.5) == 2
+
+
+def test_convtune_spec_chooses_the_strict_rule_by_default_and_the_field_rule_on_request() -> None:
+    from convtune.spec import StudySpec
+    from convtune.study import make_pruner
+
+    study = run(TimeToTargetPruner(TARGET), [{"speed": s, "floor": 1.5} for s in (0.01, 0.008, 0.006)])
+    near_miss = copy.deepcopy(study.trials[0])  # 16% slower than the incumbent, 2 reports
+    near_miss.intermediate_values = {c * EVERY: curve(0.0086, c * EVERY) for c in (1, 2)}
+    spec = {"workload": "digits", "space": {"peak_lr": 0.01}, "target": TARGET, "cost": "samples"}
+    strict = make_pruner(StudySpec.from_dict(spec))
+    field = make_pruner(StudySpec.from_dict({**spec, "pruner": "time_to_target_field"}))
+    assert strict.decide(study, near_miss).reason == "may-beat-incumbent"  # type: ignore[attr-defined]
+    assert field.decide(study, near_miss).reason == "behind-the-field"  # type: ignore[attr-defined]

@@ -75,15 +75,16 @@ class TimeToTargetPruner(BasePruner):
     Unlike rung-based pruners it compares trials by *when they reach the target*, not by
     their values at equal steps, so a slow starter with a fast finish survives.
 
-    With ``field_quantile`` set (convtune studies set 0.2), two weaker signals that agree also
-    stop a trial: its central forecast (``estimate``, not ``low``) does not beat the incumbent
-    (before there is one: does not reach the target by ``max_cost``), *and* at the cost it has
-    spent it is further from the target than that quantile of finished trials were at the same
-    cost. This relaxes the guarantee above: such a trial is stopped although its optimistic end
-    may still beat the incumbent. Early forecasts rest on a prior from other configurations, so
-    their intervals are wide; a trial that is both forecast to lose and behind the field is
-    rarely the winner. On the recorded-curve replays it cut the cost by a quarter for the same
-    picks (see the README).
+    With ``field_quantile`` set (a convtune spec's ``pruner: time_to_target_field`` sets 0.2),
+    two weaker signals that agree also stop a trial: its central forecast (``estimate``, not
+    ``low``) does not beat the incumbent (before there is one: does not reach the target by
+    ``max_cost``), *and* at the cost it has spent it is further from the target than that
+    quantile of finished trials were at the same cost. This relaxes the guarantee above: such a
+    trial is stopped although its optimistic end may still beat the incumbent (a slow starter
+    with a better floor than every finished trial is the case it gets wrong). Early forecasts
+    rest on a prior from other configurations, so their intervals are wide; a trial that is both
+    forecast to lose and behind the field is rarely the winner. On the recorded-curve replays
+    it spent 20-25% less for the same picks (see the README).
 
     If the trial has a user attr ``"lr_schedule"`` (:meth:`convtune.curves.LRSchedule.to_dict`,
     its LR over the whole planned run, as convtune studies set it), the forecast is
