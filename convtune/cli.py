@@ -265,8 +265,23 @@ def study_run(
         except KeyboardInterrupt as stop:
             progress.stop()
             _interrupted(name, storage, preempted=isinstance(stop, Preempted))
-    _print_trials(study, spec)
-    _print_best(study, spec, storage)
+    _print_summary(name, study, spec, storage)
+
+
+def _print_summary(name: str, study: Any, spec: Any, storage: str | None) -> None:
+    """The trial table and the best/predicted configuration; Ctrl-C here loses nothing."""
+    try:
+        _print_trials(study, spec)
+        _print_best(study, spec, storage)
+    except KeyboardInterrupt:
+        again = f"convtune study best {shlex.quote(name)}" + (" --storage …" if storage else "")
+        err_console.print(
+            f"convtune: interrupted while printing the summary; every trial is stored. Show it with: {again}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise SystemExit(130) from None
 
 
 def _interrupted(name: str, storage: str | None, preempted: bool = False) -> None:
@@ -337,8 +352,7 @@ def _run_workers(
         err_console.print(f"convtune: error: {report.error}", markup=False, highlight=False, soft_wrap=True)
         raise SystemExit(2)
     study, _ = open_study(name, storage)
-    _print_trials(study, spec)
-    _print_best(study, spec, storage)
+    _print_summary(name, study, spec, storage)
     if report.exit_status:
         raise SystemExit(report.exit_status)
 
