@@ -245,9 +245,14 @@ def main(argv: list[str] | None = None) -> int:
         "--budgets", type=float, nargs="*", default=[1, 2, 3], help="studies capped at this many full runs"
     )
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--sampler", default="tpe", choices=["tpe", "gp", "random"], help="the study's sampler")
     parser.add_argument(
-        "--pruner", default="time_to_target", choices=["time_to_target", "time_to_target_field"], help="the spec's pruner"
+        "--sampler", default="tpe", choices=["tpe", "gp", "random"], help="the study's sampler"
+    )
+    parser.add_argument(
+        "--pruner",
+        default="time_to_target",
+        choices=["time_to_target", "time_to_target_field"],
+        help="the spec's pruner",
     )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
