@@ -93,7 +93,13 @@ def study_create(
     ] = None,
     world_size: Annotated[int | None, typer.Option(help="Ranks per trial.")] = None,
     sampler: Annotated[str | None, typer.Option(help="tpe, random or gp.")] = None,
-    pruner: Annotated[str | None, typer.Option(help="time_to_target, median or none.")] = None,
+    pruner: Annotated[
+        str | None,
+        typer.Option(
+            help="time_to_target (default), time_to_target_field (also stops trials forecast to lose "
+            "and behind the fastest fifth at equal cost: cheaper, may stop a slow starter), median or none."
+        ),
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for the sampler and the training runs.")] = None,
     baseline: Annotated[
         Path | None,
