@@ -239,7 +239,7 @@ def replay_study(
         curve = _lookup(grid, key)
         res.trial_curves.append(curve.name)
         res.n_cyclic += curve.cyclic
-        if pruner_name in ("ttt", "ttt-m25", "ttt-field") or pruner_name.startswith("ttt:"):
+        if convtune_style and pruner_name != "ttt-blind":  # the blind one gets no schedule
             trial.set_user_attr("lr_schedule", curve.schedule_dict)
         if pruner_name == "oracle":
             trial.set_user_attr("true_ttt", curve.ttt)

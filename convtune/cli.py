@@ -132,9 +132,7 @@ def study_create(
         from convtune.scaling import enqueue_baseline
 
         for field_name in enqueue_baseline(study, spec, load_recipe(baseline)):
-            err_console.print(
-                f"convtune: warning: baseline {field_name} is fixed by the space; the space's value runs"
-            )
+            _say(f"warning: baseline {field_name} is fixed by the space; the space's value runs")
     url = resolve_storage_url(storage or spec.storage)
     console.print(f"study [bold]{name}[/] ready in {redact(url)} ({len(study.trials)} trials so far)")
     console.print(
@@ -280,31 +278,30 @@ def _print_summary(name: str, study: Any, spec: Any, storage: str | None) -> Non
         _print_trials(study, spec)
         _print_best(study, spec, storage)
     except KeyboardInterrupt:
-        again = f"convtune study best {shlex.quote(name)}" + (" --storage …" if storage else "")
-        err_console.print(
-            f"convtune: interrupted while printing the summary; every trial is stored. Show it with: {again}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        again = _study_command("best", name, storage)
+        _say(f"interrupted while printing the summary; every trial is stored. Show it with: {again}")
         raise SystemExit(130) from None
+
+
+def _say(message: str) -> None:
+    """One line on stderr, as the user should read it (no rich markup or highlighting)."""
+    err_console.print(f"convtune: {message}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _study_command(verb: str, name: str, storage: str | None) -> str:
+    return f"convtune study {verb} {shlex.quote(name)}" + (" --storage …" if storage else "")
 
 
 def _interrupted(name: str, storage: str | None, preempted: bool = False) -> None:
     """Ctrl-C: exit status 130 (click would say "Aborted!" and exit 1); SIGTERM: 143."""
-    again = f"convtune study run {shlex.quote(name)}" + (" --storage …" if storage else "")
+    again = _study_command("run", name, storage)
     what = (
         "preempted (SIGTERM); the running trial is re-queued and runs again (from its checkpoint "
         "if checkpoint_dir is set)"
         if preempted
         else "interrupted; the running trial is marked interrupted"
     )
-    err_console.print(
-        f"convtune: {what}. Resume with: {again}",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
+    _say(f"{what}. Resume with: {again}")
     raise SystemExit(143 if preempted else 130)
 
 
@@ -334,9 +331,6 @@ def _run_workers(
             done += f" in {_fmt(event.value)} {unit}"
         console.print(done, markup=False, highlight=False)
 
-    def on_note(message: str) -> None:
-        err_console.print(f"convtune: {message}", markup=False, highlight=False, soft_wrap=True)
-
     try:
         report = run_workers(
             name,
@@ -348,14 +342,14 @@ def _run_workers(
             executor=executor,
             launch=launch,
             on_event=on_event,
-            on_note=on_note,
+            on_note=_say,
         )
     except KeyboardInterrupt:
         _interrupted(name, storage)
     if report.exit_status in (130, 143):
         _interrupted(name, storage, preempted=report.exit_status == 143)
     if report.error is not None:
-        err_console.print(f"convtune: error: {report.error}", markup=False, highlight=False, soft_wrap=True)
+        _say(f"error: {report.error}")
         raise SystemExit(2)
     study, _ = open_study(name, storage)
     _print_summary(name, study, spec, storage)
@@ -618,7 +612,7 @@ def main() -> None:
     try:
         app()
     except ConvtuneError as exc:
-        err_console.print(f"convtune: error: {exc.one_line()}", markup=False, highlight=False, soft_wrap=True)
+        _say(f"error: {exc.one_line()}")
         sys.exit(2)
 
 

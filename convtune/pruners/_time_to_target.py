@@ -52,10 +52,14 @@ class _Finished:
     number: int
     time_to_target: float
     confident_by: float
-    final_gap: float
     fit: CurveFit | None
     costs: np.ndarray
     gaps: np.ndarray  # distance to the target at each report (inf where non-finite)
+
+    @property
+    def final_gap(self) -> float:
+        """The closest the trial came to the target."""
+        return float(self.gaps.min()) if self.gaps.size else math.inf
 
 
 class TimeToTargetPruner(BasePruner):
@@ -232,7 +236,9 @@ class TimeToTargetPruner(BasePruner):
             return PruneDecision(True, "cannot-reach-by-max-cost", forecast, incumbent)
         if self._field_quantile is not None:
             bar = incumbent if math.isfinite(incumbent) else (self._max_cost or math.inf)
-            if forecast.estimate >= bar and self._behind_the_field(summaries, costs, values):
+            # The field is read only for a trial forecast to lose: most reports stop short of it.
+            gap = self._target.gap(float(values[-1]))
+            if forecast.estimate >= bar and gap > self._field_at(summaries, float(costs[-1])):
                 return PruneDecision(True, "behind-the-field", forecast, incumbent)
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent)
 
@@ -281,27 +287,18 @@ class TimeToTargetPruner(BasePruner):
         stopped = trial.user_attrs.get(STATUS_ATTR) == "stopped"
         if not math.isfinite(ttt) and costs.size and not stopped:
             confident_by = self._forecast(trial, None, costs, values).high
-        finite = values[np.isfinite(values)]
-        gap = min((self._target.gap(float(v)) for v in finite), default=math.inf)
         fit = None
         if self._prior_trials > 0 and costs.size and not stopped:
             fit = fit_curve(costs, values, self._target, _schedule(trial))
         gaps = np.array([self._target.gap(float(v)) for v in values])
-        return _Finished(trial.number, ttt, confident_by, gap, fit, costs, gaps)
-
-    def _behind_the_field(
-        self, summaries: Sequence[_Finished], costs: np.ndarray, values: np.ndarray
-    ) -> bool:
-        """Is the trial's distance to the target beyond the field's at the cost it has spent?
-
-        The field at a cost is the ``field_quantile`` of the finished trials' distances to the
-        target there. Only finished trials whose curve got that far (or reached the target
-        before it) count: the survivors of a study are its better trials, so the field gets no
-        easier with cost.
-        """
-        return self._target.gap(float(values[-1])) > self._field_at(summaries, float(costs[-1]))
+        return _Finished(trial.number, ttt, confident_by, fit, costs, gaps)
 
     def _field_at(self, summaries: Sequence[_Finished], cost: float) -> float:
+        """The ``field_quantile`` of the finished trials' distances to the target at ``cost``.
+
+        Only finished trials whose curve got that far (or reached the target before it) count:
+        the survivors of a study are its better trials, so the field gets no easier with cost.
+        """
         field = []
         for s in summaries:
             if math.isfinite(s.time_to_target) and s.time_to_target <= cost:
