@@ -306,10 +306,31 @@ def _resilient_redis_client(url: str) -> Any:
     )
 
 
+def _refuse_fast(url: str) -> None:
+    """Open as RDB storages do: a refused connection (no server there) fails at once.
+
+    Only lost connections are worth the reconnect budget; without this check a mistyped port
+    kept the user waiting the whole budget (60 s) for "cannot open storage".
+    """
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    client = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0))
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError as exc:
+        if "refused" in str(exc):
+            raise
+    finally:
+        client.close()
+
+
 class ResilientRedisBackend(JournalRedisBackend):
     """Optuna's Redis journal backend whose client reconnects with backoff."""
 
     def __init__(self, url: str, use_cluster: bool = False, prefix: str = "") -> None:
+        _refuse_fast(url)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             super().__init__(url, use_cluster=use_cluster, prefix=prefix)
