@@ -49,10 +49,12 @@ from convtune.study import SPEC_ATTR, make_pruner, make_sampler  # noqa: E402
 from convtune.target import Target  # noqa: E402
 
 
-def space_for(workload: str) -> dict[str, Any]:
+def space_for(workload: str, lr_range: str = "shared") -> dict[str, Any]:
+    """The benchmark's space: the grid's knobs, with ``peak_lr`` one log range over both
+    optimizers' LRs (``shared``) or each optimizer's own (``per-optimizer``)."""
     w = WORKLOADS[workload]
     lrs = [lr for opt in w["lr"].values() for lr in opt]
-    return {
+    space: dict[str, Any] = {
         "peak_lr": {"low": min(lrs), "high": max(lrs), "log": True},
         "warmup_steps": {"choices": sorted(set(w["warmup"]))},
         "horizon_samples": w["horizon"],
@@ -61,6 +63,11 @@ def space_for(workload: str) -> dict[str, Any]:
         "grad_accum_steps": {"choices": sorted({acc for _, acc in w["batch"]})},
         "optimizer": {"choices": list(w["lr"])},
     }
+    if lr_range == "per-optimizer":
+        del space["peak_lr"]
+        for opt, levels in w["lr"].items():
+            space["optimizer"][opt] = {"peak_lr": {"low": min(levels), "high": max(levels), "log": True}}
+    return space
 
 
 def grid_key(workload: str, recipe: dict[str, Any], grid: dict[tuple[Any, ...], Curve]) -> tuple[Any, ...]:
@@ -95,6 +102,7 @@ def replay(
     budget_runs: float | None = None,
     sampler: str = "tpe",
     pruner: str = "time_to_target",
+    lr_range: str = "shared",
 ) -> Replayed:
     """A study of ``n_trials`` trials, or of as many as ``budget_runs`` full planned runs pay for.
 
@@ -105,7 +113,7 @@ def replay(
     spec = StudySpec.from_dict(
         {
             "workload": workload,
-            "space": space_for(workload),
+            "space": space_for(workload, lr_range),
             "target": str(target),
             "cost": "samples",
             "max_cost": horizon,
@@ -254,6 +262,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=["time_to_target", "time_to_target_field"],
         help="the spec's pruner",
     )
+    parser.add_argument(
+        "--lr-range",
+        default="shared",
+        choices=["shared", "per-optimizer"],
+        help="peak_lr: one log range over both optimizers' grid LRs, or each optimizer's own",
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -278,7 +292,16 @@ def main(argv: list[str] | None = None) -> int:
     for label, how in studies:
         rows = []
         for seed in range(args.seeds):
-            run = replay(args.workload, grid, target, seed, sampler=args.sampler, pruner=args.pruner, **how)
+            run = replay(
+                args.workload,
+                grid,
+                target,
+                seed,
+                sampler=args.sampler,
+                pruner=args.pruner,
+                lr_range=args.lr_range,
+                **how,
+            )
             rows.append(score(args.workload, grid, run))
         print(row(label, rows, best, horizon))
         sys.stdout.flush()

@@ -194,7 +194,7 @@ def probe_lr_range(
         f"lowest at {_fmt(found.min_loss_lr)}, blows up at {_fmt(found.blowup_lr)}; suggested peak_lr {_fmt(low)}–{_fmt(high)}"
     )
     if write_space is not None:
-        _write_space(write_space, narrow_lr(spec.space, found.suggested_bounds))
+        _write_space(write_space, narrow_lr(spec.space, found.suggested_bounds, base.optimizer_name))
 
 
 @probe_app.command("noise-scale")

@@ -226,16 +226,28 @@ def noise_scale(
 # ---- narrowed spaces --------------------------------------------------------------------------
 
 
-def narrow_lr(space_raw: dict[str, Any], bounds: tuple[float, float]) -> dict[str, Any]:
-    """The space with ``peak_lr`` cut to ``bounds`` (intersected with its range; log scale)."""
+def narrow_lr(
+    space_raw: dict[str, Any], bounds: tuple[float, float], optimizer: str | None = None
+) -> dict[str, Any]:
+    """The space with ``peak_lr`` cut to ``bounds`` (intersected with its range; log scale).
+
+    The probe measured one ``optimizer``: where that choice has its own ``peak_lr`` (see
+    ``convtune.space``) that range is the one cut, and the other optimizers' stay as they were.
+    """
     raw = dict(space_raw)
-    old = raw.get("peak_lr")
+    target = raw
+    optimizers = raw.get("optimizer")
+    if isinstance(optimizers, dict) and isinstance(optimizers.get(optimizer), dict):
+        if "peak_lr" in optimizers[optimizer]:
+            target = dict(optimizers[optimizer])
+            raw["optimizer"] = {**optimizers, optimizer: target}
+    old = target.get("peak_lr")
     low, high = bounds
     if isinstance(old, dict) and "low" in old:
         low, high = max(low, float(old["low"])), min(high, float(old["high"]))
         if low >= high:  # the probe disagrees with the whole range: trust the probe
             low, high = bounds
-    raw["peak_lr"] = {"low": float(f"{low:.3g}"), "high": float(f"{high:.3g}"), "log": True}
+    target["peak_lr"] = {"low": float(f"{low:.3g}"), "high": float(f"{high:.3g}"), "log": True}
     return raw
 
 

@@ -141,7 +141,8 @@ def time_vs_lr(model: ScalingModel, unit: str, base: float | None) -> Figure:
         sel = [p for p in model.usable if p.batch == batch]
         ax.scatter([p.lr for p in sel], [p.time for p in sel], color=colour, s=20, label=f"B={batch}")
         best = min(sel, key=lambda p: p.time)
-        lr_name = next((k for k in best.params if k == "peak_lr"), None)
+        # "peak_lr", or "<optimizer>.peak_lr" where optimizers have their own ranges
+        lr_name = next((k for k in best.params if k.split(".")[-1] == "peak_lr"), None)
         if lr_name is None:
             continue
         dist = model.space.distributions()[lr_name]

@@ -3,7 +3,9 @@
 A value is fixed (``precision: bf16``), a range (``{low, high, log}``; ints stay ints) or a choice
 (``{choices: [...]}``). Parameters that belong to one choice sit under that choice's name and
 exist only when it is picked; in Optuna they are named ``<choice>.<name>`` because one name
-cannot carry two distributions, while the Recipe gets them as ``<parent>_params``.
+cannot carry two distributions, while the Recipe gets them as ``<parent>_params``. One recipe
+field may also sit under an optimizer choice: its own ``peak_lr`` (the best LR is
+optimizer-specific), which the Recipe gets as its ``peak_lr``.
 
 Example:
     >>> space = SearchSpace.from_dict({"peak_lr": {"low": 1e-4, "high": 1e-2, "log": True},
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,10 @@ _KNOWN_TOP_LEVEL = (set(Recipe.model_fields) - {"optimizer_name"}) | {
     "global_batch_size",
 }
 _KNOWN_TOP_LEVEL -= {"optimizer_params", "schedule_params"}
+# Recipe fields an optimizer choice may set for itself. The best LR is optimizer-specific
+# (Lion's is 3–10× below AdamW's, SGD's 10–100× above), so one shared range spends most of
+# each optimizer's draws where it is too slow or diverges.
+_PER_OPTIMIZER = frozenset({"peak_lr"})
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,7 @@ class SearchSpace:
                     fix=f"use one of {', '.join(sorted(_KNOWN_TOP_LEVEL))}",
                 )
             params.append(_parse_param(name, name, spec, where, parent=None))
-        space = cls(tuple(params), raw, where)
+        space = cls(_per_optimizer(params, where), raw, where)
         space._check_combinations()
         return space
 
@@ -135,7 +141,10 @@ class SearchSpace:
             value = param.suggest(trial)
             recipe[param.name] = value
             for child in param.children.get(value, ()):
-                recipe.setdefault(f"{param.name}_params", {})[child.name] = child.suggest(trial)
+                if child.name in _PER_OPTIMIZER:
+                    recipe[child.name] = child.suggest(trial)
+                else:
+                    recipe.setdefault(f"{param.name}_params", {})[child.name] = child.suggest(trial)
         return recipe
 
     def recipe(self, trial: optuna.Trial) -> Recipe:
@@ -161,8 +170,10 @@ class SearchSpace:
             if not param.is_fixed:
                 out[param.optuna_name] = value
             for child in param.children.get(value, ()):
-                if not child.is_fixed:
-                    out[child.optuna_name] = data[f"{param.name}_params"][child.name]
+                if child.is_fixed:
+                    continue
+                own = child.name in _PER_OPTIMIZER
+                out[child.optuna_name] = data[child.name] if own else data[f"{param.name}_params"][child.name]
         return out
 
     def _check_combinations(self) -> None:
@@ -272,7 +283,7 @@ def _parse_children(parent: str, choice: Any, sub: Any, where: str) -> tuple[Par
         raise ConfigError(f"{parent!r} has no conditional parameters", where=at)
     if not isinstance(sub, Mapping):
         raise ConfigError("conditional parameters must be a mapping", where=at)
-    allowed = registry[choice].defaults
+    allowed = set(registry[choice].defaults) | (_PER_OPTIMIZER if parent == "optimizer" else set())
     children = []
     for key, spec in sub.items():
         if key not in allowed:
@@ -281,8 +292,41 @@ def _parse_children(parent: str, choice: Any, sub: Any, where: str) -> tuple[Par
                 where=f"{at}.{key}",
                 fix=f"use one of {', '.join(sorted(allowed)) or 'none'}",
             )
-        children.append(_parse_param(key, f"{choice}.{key}", spec, where, parent=parent))
+        # A recipe field (peak_lr) is parsed as at the top level: a value or a range, not kwargs.
+        own = parent == "optimizer" and key in _PER_OPTIMIZER
+        children.append(_parse_param(key, f"{choice}.{key}", spec, where, parent=None if own else parent))
     return tuple(children)
+
+
+def _per_optimizer(params: list[Param], where: str) -> tuple[Param, ...]:
+    """Where some optimizer choice has its own ``peak_lr``, every choice gets one.
+
+    A choice without its own takes the top-level parameter under its usual Optuna name
+    (``peak_lr``), so walkers of the space (suggest, the recommender's draws) only ever meet
+    children, and a study that adds per-optimizer ranges keeps its other trials' names.
+    """
+    for knob in sorted(_PER_OPTIMIZER):
+        optimizer = next((p for p in params if p.name == "optimizer" and p.choices), None)
+        if optimizer is None:
+            break
+        own = {c for c, kids in optimizer.children.items() if any(k.name == knob for k in kids)}
+        if not own:
+            continue
+        shared = next((p for p in params if p.name == knob), None)
+        children = dict(optimizer.children)
+        for choice in optimizer.choices or ():
+            if choice in own:
+                continue
+            if shared is None:
+                raise ConfigError(
+                    f"optimizer {choice!r} has no {knob} while others have their own",
+                    where=f"{where}: optimizer.{choice}",
+                    fix=f"give {choice} a {knob}, or add a top-level {knob} for the optimizers without one",
+                )
+            children[choice] = (*children.get(choice, ()), shared)
+        with_own = replace(optimizer, children=children)
+        params = [with_own if p is optimizer else p for p in params if p is not shared]
+    return tuple(params)
 
 
 def _check_choice_value(name: str, value: Any, at: str) -> None:

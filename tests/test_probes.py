@@ -88,3 +88,29 @@ def test_narrowed_spaces_stay_valid() -> None:
     none = narrow_batch(raw, (1000, 2000))  # nothing fits: the closest stays, the space stays valid
     for space in (lr, batch, tight, none):
         SearchSpace.from_dict(space)
+
+
+def test_narrowing_the_lr_of_an_optimizer_with_its_own_range_leaves_the_others() -> None:
+    from convtune.space import SearchSpace
+
+    raw = {
+        "peak_lr": {"low": 1e-4, "high": 1e-1, "log": True},
+        "horizon_samples": 8192,
+        "micro_batch_size": 32,
+        "optimizer": {
+            "choices": ["adamw", "lion"],
+            "lion": {"peak_lr": {"low": 1e-5, "high": 1e-2, "log": True}, "weight_decay": 0.1},
+        },
+    }
+    lion = narrow_lr(raw, (3e-4, 3e-3), "lion")
+    assert lion["optimizer"]["lion"] == {
+        "peak_lr": {"low": 3e-4, "high": 3e-3, "log": True},
+        "weight_decay": 0.1,
+    }
+    assert lion["peak_lr"] == raw["peak_lr"]  # AdamW's (the shared) range is untouched
+    assert raw["optimizer"]["lion"]["peak_lr"]["low"] == 1e-5  # the input is not modified
+    adamw = narrow_lr(raw, (3e-3, 3e-2), "adamw")  # no own range: the shared one is cut
+    assert adamw["peak_lr"] == {"low": 3e-3, "high": 3e-2, "log": True}
+    assert adamw["optimizer"] == raw["optimizer"]
+    for space in (lion, adamw):
+        SearchSpace.from_dict(space)

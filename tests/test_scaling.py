@@ -77,11 +77,14 @@ def add_trial(
     *,
     noise: float = 0.0,
     status: str = "reached",
+    lr_scale: float = 1.0,
     **attrs: object,
 ) -> None:
+    """One finished trial of the synthetic truth (``lr_scale``: an optimizer whose optimum LR is
+    that many times lower)."""
     recipe = s.search_space.recipe(optuna.trial.FixedTrial(params))
     micro, accum, lr = recipe.micro_batch_size, recipe.grad_accum_steps, recipe.peak_lr
-    steps = true_steps(recipe.effective_batch_size, lr) * math.exp(noise)
+    steps = true_steps(recipe.effective_batch_size, lr * lr_scale) * math.exp(noise)
     per_step = true_step_seconds(micro, accum)
     value = steps * per_step if s.cost == "wallclock" else steps * recipe.effective_batch_size
     user = {
@@ -357,3 +360,49 @@ def test_an_unconfident_gain_does_not_displace_the_best_measured_trial() -> None
     rec = convtune.recommend(study, n_candidates=500)
     fastest = min(study.trials, key=lambda t: t.value)
     assert rec.measured_trial == fastest.number, (rec.params, rec.time_to_target, fastest.params)
+
+
+def test_recommend_searches_each_optimizers_own_lr_range() -> None:
+    """Lion has its own LR range (5× lower optimum, 30% fewer steps in this synthetic truth):
+    the recommendation is a Lion configuration whose LR comes from Lion's range, near its optimum."""
+    space = {
+        **SPACE,
+        "optimizer": {
+            "choices": ["adamw", "lion"],
+            "lion": {"peak_lr": {"low": 2.0e-4, "high": 6.0e-3, "log": True}},
+        },
+    }
+    s = spec(space=space)
+    study = optuna.create_study(direction="minimize")
+    study.set_user_attr(SPEC_ATTR, s.to_dict())
+    rng = np.random.default_rng(0)
+    for micro in (16, 32, 64):
+        for accum in (1, 2):
+            for lr in (1e-3, 4e-3, 1.6e-2):
+                add_trial(
+                    study,
+                    s,
+                    {
+                        "optimizer": "adamw",
+                        "peak_lr": lr,
+                        "micro_batch_size": micro,
+                        "grad_accum_steps": accum,
+                    },
+                    noise=float(rng.normal(0, 0.03)),
+                )
+            for lr in (2e-4, 8e-4, 3.2e-3):
+                # Lion's truth: AdamW's curve at 5× the LR, 30% fewer steps.
+                params = {
+                    "optimizer": "lion",
+                    "lion.peak_lr": lr,
+                    "micro_batch_size": micro,
+                    "grad_accum_steps": accum,
+                }
+                add_trial(study, s, params, noise=float(np.log(0.7) + rng.normal(0, 0.03)), lr_scale=5.0)
+    rec = convtune.recommend(study, n_candidates=1500)
+    assert rec.recipe.optimizer_name == "lion"
+    assert "lion.peak_lr" in rec.params and "peak_lr" not in rec.params
+    assert 2e-4 <= rec.recipe.peak_lr <= 6e-3
+    batch = rec.recipe.effective_batch_size
+    lion_best = LR_REF * (batch / B_REF) ** ALPHA / 5
+    assert lion_best / 3 < rec.recipe.peak_lr < lion_best * 3, (rec.recipe.peak_lr, lion_best)

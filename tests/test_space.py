@@ -65,7 +65,9 @@ def test_conditional_params_exist_only_when_their_choice_is_active(sampled):
             recipe_params = recipe.schedule_params if parent == "schedule" else recipe.optimizer_params
             for key, value in children.items():
                 want = params[f"{chosen}.{key}"] if _searched(value) else value
-                assert recipe_params[key] == want, (name, parent, key)
+                # An optimizer's own peak_lr is the recipe's LR, not an optimizer kwarg.
+                got = recipe.peak_lr if key == "peak_lr" else recipe_params[key]
+                assert got == want, (name, parent, key)
         effective = recipe.micro_batch_size * recipe.grad_accum_steps * recipe.world_size
         assert recipe.effective_batch_size == effective
     # The sample must actually exercise every choice, or the checks above prove little.
@@ -202,6 +204,19 @@ BAD_SPACES = {
         "grad_accum_steps",
     ),
     "bare_list": (BASE + "clip_norm: [0.5, 1.0]\n", "clip_norm"),
+    "per_optimizer_lr_without_a_shared_one": (
+        "horizon_samples: 20000\nmicro_batch_size: 32\n"
+        "optimizer:\n  choices: [adamw, lion]\n  lion: {peak_lr: {low: 1.0e-5, high: 1.0e-3, log: true}}\n",
+        "optimizer.adamw",
+    ),
+    "per_optimizer_lr_not_a_range": (
+        BASE + "optimizer:\n  choices: [adamw, lion]\n  lion: {peak_lr: {lo: 1.0e-5, high: 1.0e-3}}\n",
+        "lion.peak_lr",
+    ),
+    "schedule_with_its_own_lr": (
+        BASE + "schedule:\n  choices: [cosine, constant]\n  cosine: {peak_lr: 1.0e-3}\n",
+        "cosine.peak_lr",
+    ),
 }
 
 
@@ -239,3 +254,50 @@ def test_ints_stay_ints_and_logs_are_log():
     for _params, recipe in _sample(space, 20):
         assert isinstance(recipe.warmup_steps, int) and 0 <= recipe.warmup_steps <= 50
         assert 1e-4 <= recipe.peak_lr <= 1e-2
+
+
+PER_OPTIMIZER = """
+peak_lr: {low: 1.0e-4, high: 1.0e-2, log: true}   # AdamW's: it has no range of its own
+horizon_samples: 20000
+micro_batch_size: 32
+optimizer:
+  choices: [adamw, lion, sgd]
+  lion: {peak_lr: {low: 1.0e-5, high: 1.0e-3, log: true}, weight_decay: {low: 0.0, high: 0.1}}
+  sgd: {peak_lr: 0.1, momentum: 0.9}
+"""
+
+
+def test_an_optimizer_with_its_own_lr_range_is_searched_there():
+    space = SearchSpace.from_dict(yaml.safe_load(PER_OPTIMIZER))
+    dists = space.distributions()
+    assert (dists["lion.peak_lr"].low, dists["lion.peak_lr"].high) == (1e-5, 1e-3)
+    assert (dists["peak_lr"].low, dists["peak_lr"].high) == (1e-4, 1e-2)
+    seen = set()
+    for params, recipe in _sample(space, 60):
+        seen.add(recipe.optimizer_name)
+        assert "peak_lr" not in recipe.optimizer_params  # a recipe field, not an optimizer kwarg
+        if recipe.optimizer_name == "lion":
+            assert set(params) == {"optimizer", "lion.peak_lr", "lion.weight_decay"}
+            assert recipe.peak_lr == params["lion.peak_lr"] and 1e-5 <= recipe.peak_lr <= 1e-3
+        elif recipe.optimizer_name == "sgd":
+            assert set(params) == {"optimizer"} and recipe.peak_lr == 0.1
+            assert recipe.optimizer_params["momentum"] == 0.9
+        else:  # the shared range, under its usual name
+            assert set(params) == {"optimizer", "peak_lr"} and 1e-4 <= recipe.peak_lr <= 1e-2
+        # enqueueing the recipe reproduces the trial
+        study = optuna.create_study()
+        study.enqueue_trial(space.params_from_recipe(recipe))
+        trial = study.ask()
+        assert space.recipe(trial) == recipe and trial.params == params
+    assert seen == {"adamw", "lion", "sgd"}
+
+
+def test_every_optimizer_may_have_its_own_lr_range():
+    raw = yaml.safe_load(PER_OPTIMIZER)
+    del raw["peak_lr"]
+    raw["optimizer"]["adamw"] = {"peak_lr": {"low": 1e-3, "high": 3e-3, "log": True}}
+    space = SearchSpace.from_dict(raw)
+    assert "peak_lr" not in space.distributions()
+    for params, recipe in _sample(space, 30):
+        if recipe.optimizer_name == "adamw":
+            assert set(params) == {"optimizer", "adamw.peak_lr"} and 1e-3 <= recipe.peak_lr <= 3e-3
