@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -249,23 +250,29 @@ def fit_power(basis: Basis, y: np.ndarray, sigma: float, prior: PriorTerms | Non
         if cost < best_cost:
             best_x0, best_cost = x0, cost
 
-    res = least_squares(
-        _power_residuals,
-        best_x0,
-        jac=_power_jacobian,
+    res = _solve(_power_residuals, best_x0, _power_jacobian, lower, upper, (u, v, y, w, pm, pw, lnr1, r2))
+    theta = res.x
+    resid = res.fun[: y.size]
+    sse = float(np.sum(resid**2))
+    cov = _covariance(res.jac, y.size, sse, p)
+    return Fit("power", theta, cov, lower, upper, sse, int(y.size))
+
+
+def _solve(fun: Any, x0: np.ndarray, jac: Any, lower: np.ndarray, upper: np.ndarray, args: tuple = ()) -> Any:
+    """Bounded least squares as both curve models run it: a few dozen evaluations at most,
+    since a forecast is fitted on every report of every trial."""
+    return least_squares(
+        fun,
+        x0,
+        jac=jac,
         bounds=(lower, upper),
         method="trf",
         x_scale="jac",
         max_nfev=60,
         ftol=1e-6,
         xtol=1e-6,
-        args=(u, v, y, w, pm, pw, lnr1, r2),
+        args=args,
     )
-    theta = res.x
-    resid = res.fun[: y.size]
-    sse = float(np.sum(resid**2))
-    cov = _covariance(res.jac, y.size, sse, p)
-    return Fit("power", theta, cov, lower, upper, sse, int(y.size))
 
 
 def _power_residuals(th, u, v, y, w, pm, pw, lnr1, r2):  # noqa: ANN001, ANN202
@@ -321,17 +328,7 @@ def fit_exp(basis: Basis, y: np.ndarray, sigma: float) -> Fit:
         e = np.exp(-th[2] * u)
         return np.stack([np.ones_like(u), e, -th[1] * u * e], axis=1) * w
 
-    res = least_squares(
-        resid,
-        best_x0,
-        jac=jac,
-        bounds=(lower, upper),
-        method="trf",
-        x_scale="jac",
-        max_nfev=60,
-        ftol=1e-6,
-        xtol=1e-6,
-    )
+    res = _solve(resid, best_x0, jac, lower, upper)
     sse = float(np.sum(res.fun**2))
     cov = _covariance(res.jac, y.size, sse, 3)
     return Fit("exp", res.x, cov, lower, upper, sse, int(y.size))
