@@ -616,8 +616,41 @@ def main() -> None:
         sys.exit(2)
 
 
+def console_main() -> None:
+    """The ``convtune`` executable: ``main``, then an exit without the interpreter's teardown.
+
+    ``main`` itself ends in ``SystemExit``, so tests and notebooks can call it in-process.
+    """
+    import signal
+
+    try:
+        main()
+        code: Any = 0
+    except SystemExit as exc:  # typer ends every command with one
+        # The command is over and everything is stored: from here Ctrl-C is ignored. Freeing
+        # what the command held (~0.6 s of C code that checks no signals) and the interpreter's
+        # teardown (~1 s, after Python restores SIGINT's default action) turned a late Ctrl-C
+        # into a traceback, a silent status -2 or, under load, a fatal-error abort.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        code = exc.code
+    _exit(code)
+
+
+def _exit(code: Any) -> None:
+    """Run the exit handlers (logging, multiprocessing's children) and end without the teardown."""
+    import atexit
+
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)  # sys.exit("message") semantics
+        code = 1
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)
+
+
 import convtune.cli_export  # noqa: E402, F401  (registers `study export`)
 import convtune.cli_scaling  # noqa: E402,F401  (registers study confirm/plot and probe commands)
 
 if __name__ == "__main__":
-    main()
+    console_main()

@@ -263,6 +263,36 @@ def test_executable_exits_2_without_traceback(project: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_the_executable_skips_the_teardown_but_runs_exit_handlers_and_keeps_its_status(project: Path) -> None:
+    """``console_main`` (the ``convtune`` executable) ends in ``os._exit``: the interpreter's
+    teardown took ~1 s after Python restored SIGINT's default action, so a Ctrl-C then killed
+    the process silently or aborted it. Exit handlers must still run and statuses pass through."""
+    program = (
+        "import atexit, sys\n"
+        "class Teardown:\n"
+        "    def __del__(self): print('teardown ran', flush=True)\n"
+        "keep = Teardown()  # collected in the interpreter's teardown, if there is one\n"
+        "atexit.register(lambda: print('exit handler ran', flush=True))\n"
+        "from convtune.cli import console_main\n"
+        "sys.argv = ['convtune', *sys.argv[1:]]\n"
+        "console_main()\n"
+    )
+    storage = ["--storage", f"sqlite:///{project / 'x.db'}"]
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    for args, status in ((["study", "list"], 0), (["study", "show", "missing"], 2)):
+        result = subprocess.run(
+            [sys.executable, "-c", program, *args, *storage],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert result.returncode == status, (args, result.stderr[-2000:])
+        assert result.stdout.rstrip().endswith("exit handler ran"), result.stdout[-500:]
+        assert "teardown ran" not in result.stdout
+        assert "Traceback" not in result.stderr
+
+
 def test_help_explains_commands(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "study", "--help")
     assert code == 0

@@ -56,6 +56,11 @@ def short_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONVTUNE_RECONNECT_SECONDS", "30")
 
 
+# Trials for a run that a signal interrupts: far more than run before it lands. With 4 the run
+# could end first under load, and the signal then met a process that had already finished.
+LONG_RUN = "40"
+
+
 def spec(**overrides: object) -> StudySpec:
     return StudySpec.from_dict({**SPEC, **overrides})
 
@@ -181,7 +186,7 @@ def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: 
     create_study("int", spec(), url)
     tag = services.tag("sigint")
     proc = _cli(
-        ["study", "run", "int", "-n", "4", "--storage", url, "--workers", str(workers)], tmp_path, tag
+        ["study", "run", "int", "-n", LONG_RUN, "--storage", url, "--workers", str(workers)], tmp_path, tag
     )
     try:
         _wait_for(lambda: _running_with_reports(url, "int", reports=1), 120, "a running trial")
@@ -221,7 +226,7 @@ def test_sigterm_requeues_the_running_trial_and_its_retry_resumes_from_the_check
     create_study("term", spec(checkpoint_dir=str(tmp_path / "ckpt")), url)
     tag = services.tag("sigterm")
     proc = _cli(
-        ["study", "run", "term", "-n", "4", "--storage", url, "--workers", str(workers)], tmp_path, tag
+        ["study", "run", "term", "-n", LONG_RUN, "--storage", url, "--workers", str(workers)], tmp_path, tag
     )
     try:
         _wait_for(lambda: _running_with_reports(url, "term", reports=2), 120, "a running trial")
