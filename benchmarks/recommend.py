@@ -4,8 +4,9 @@ Each study is a real Optuna study with convtune's sampler (TPE, multivariate, gr
 pruner (``make_pruner``: TimeToTargetPruner with the margin ``study run`` uses) and its outcome
 attributes; a trial's training is a walk along the curve that ``benchmarks/record_curves.py``
 recorded for its grid point (cost in samples), so a study costs seconds. The space searches
-``peak_lr`` continuously (log range over the grid's LRs of both optimizers), so the recommender
-can land between grid points; a trial runs, and a recommendation is scored at, the nearest grid
+``peak_lr`` continuously (one log range over the grid's LRs of both optimizers, or with
+``--lr-range per-optimizer`` each optimizer's own), so the recommender can land between grid
+points; a trial runs, and a recommendation is scored at, the nearest grid
 point (LR level nearest in log for that optimizer; batch 32×2 maps to 64×1, the same samples
 per step).
 
@@ -21,6 +22,8 @@ Usage::
     python benchmarks/recommend.py                          # digits, accuracy>=0.95, 10 seeds
     python benchmarks/recommend.py --workload charlm --seeds 20   # val_loss<=2.3
     python benchmarks/recommend.py --trials 12 --budgets 3
+    python benchmarks/recommend.py --seeds 100 --trials --budgets 3 --pruner time_to_target_field \
+        --lr-range per-optimizer
 """
 
 from __future__ import annotations
