@@ -48,7 +48,7 @@ from record_curves import DATA, WORKLOADS  # noqa: E402
 from convtune.curves import time_to_target  # noqa: E402
 from convtune.scaling import recommend  # noqa: E402
 from convtune.spec import StudySpec  # noqa: E402
-from convtune.study import SPEC_ATTR, make_pruner, make_sampler  # noqa: E402
+from convtune.study import SPEC_ATTR, make_pruner, make_sampler, same_configuration  # noqa: E402
 from convtune.target import Target  # noqa: E402
 
 
@@ -106,6 +106,7 @@ def replay(
     sampler: str = "tpe",
     pruner: str = "time_to_target",
     lr_range: str = "shared",
+    duplicate_tolerance: float | None = None,
 ) -> Replayed:
     """A study of ``n_trials`` trials, or of as many as ``budget_runs`` full planned runs pay for.
 
@@ -124,6 +125,7 @@ def replay(
             "sampler": sampler,
             "pruner": pruner,
         }
+        | ({} if duplicate_tolerance is None else {"duplicate_tolerance": duplicate_tolerance})
     )
     space = spec.search_space
     pruner = make_pruner(spec)  # what `convtune study run` uses (TimeToTargetPruner, its margin)
@@ -141,6 +143,19 @@ def replay(
         trial.set_user_attr("recipe", recipe)
         trial.set_user_attr("effective_batch_size", recipe["effective_batch_size"])
         trial.set_user_attr("lr_schedule", curve.schedule_dict)
+        twin = next(  # what `study run` does: (nearly) the same configuration is not trained again
+            (
+                t
+                for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+                if t.user_attrs.get("status") != "duplicate"
+                and same_configuration(trial.params, t.params, trial.distributions, spec.duplicate_tolerance)
+            ),
+            None,
+        )
+        if twin is not None:
+            trial.set_user_attr("status", "duplicate")
+            trial.set_user_attr("duplicate_of", twin.number)
+            return float(twin.value)  # type: ignore[arg-type]
         seen = 0
         for i, (samples, value) in enumerate(zip(curve.samples, curve.metric, strict=True)):
             step = samples - (curve.samples[i - 1] if i else 0.0)
@@ -271,6 +286,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=["shared", "per-optimizer"],
         help="peak_lr: one log range over both optimizers' grid LRs, or each optimizer's own",
     )
+    parser.add_argument(
+        "--duplicate-tolerance",
+        type=float,
+        default=None,
+        help="the spec's duplicate_tolerance (default: the spec's default; 0: exact repeats only)",
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -303,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                 sampler=args.sampler,
                 pruner=args.pruner,
                 lr_range=args.lr_range,
+                duplicate_tolerance=args.duplicate_tolerance,
                 **how,
             )
             rows.append(score(args.workload, grid, run))

@@ -46,6 +46,10 @@ class StudySpec(BaseModel):
     # Where trials checkpoint at every evaluation (a directory every worker shares): a trial whose
     # worker died is retried from its last checkpoint instead of from scratch. None: no checkpoints.
     checkpoint_dir: str | None = None
+    # A sampled trial whose choices equal a finished trial's and whose every searched range lies
+    # within this fraction of its (log) width reuses that trial's outcome instead of training
+    # (status "duplicate"); 0 reuses exact repeats only.
+    duplicate_tolerance: float = Field(default=0.05, ge=0, lt=1)
     base_dir: str = "."
 
     @field_validator("target")

@@ -139,6 +139,13 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         ["max_cost", "greater than 0"],
     ),
+    "duplicate tolerance out of range": (
+        "create",
+        ["n", "--config", "tol.yaml"],
+        {"tol.yaml": yaml.safe_dump({**SPEC, "duplicate_tolerance": 1.5})},
+        {},
+        ["tol.yaml: duplicate_tolerance", "less than 1"],
+    ),
     "missing spec file": ("create", ["n", "--config", "nope.yaml"], {}, {}, ["nope.yaml"]),
     "spec not a mapping": (
         "create",

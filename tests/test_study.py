@@ -12,7 +12,7 @@ from optuna.trial import TrialState
 from services import postgres_url
 
 from convtune.spec import StudySpec, load_spec
-from convtune.study import create_study, measured_best, open_study, penalty, run_study
+from convtune.study import Objective, create_study, measured_best, open_study, penalty, run_study
 
 SPACE = {
     "peak_lr": {"choices": [1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3, 1.0e-2, 3.0e-2, 1.0e5]},
@@ -157,3 +157,32 @@ def test_a_configuration_trained_before_is_not_trained_again(tmp_path: Path) -> 
     assert (
         again.user_attrs["status"] != "duplicate" and again.intermediate_values == first.intermediate_values
     )
+
+
+def test_a_nearly_identical_configuration_reuses_the_outcome(tmp_path: Path) -> None:
+    """A sampled LR within ``duplicate_tolerance`` (5% of the log range by default) of a finished
+    trial's, all else equal, is that trial's outcome; one further off trains."""
+    space = {**SPACE, "peak_lr": {"low": 1.0e-3, "high": 1.0e-1, "log": True}}
+
+    def run_at(study: optuna.Study, objective: Objective, lr: float) -> optuna.trial.FrozenTrial:
+        # A sampled trial (an enqueued one always trains) that lands on ``lr``.
+        study.sampler = optuna.samplers.PartialFixedSampler({"peak_lr": lr}, optuna.samplers.RandomSampler(0))
+        study.optimize(objective, n_trials=1)
+        return study.trials[-1]
+
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'near.db'}")
+    objective = Objective(tiny_spec(space=space))
+    first = run_at(study, objective, 0.05)
+    near = run_at(study, objective, 0.05 * 1.1)  # ln 1.1 / ln 100: 2% of the log width
+    far = run_at(study, objective, 0.05 * 1.5)  # 9%
+    assert first.user_attrs["status"] in {"reached", "budget", "stopped"} and first.intermediate_values
+    assert near.user_attrs["status"] == "duplicate" and near.user_attrs["duplicate_of"] == first.number
+    assert near.value == first.value and not near.intermediate_values  # nothing trained
+    assert "nearly the same configuration" in near.user_attrs["reason"]
+    assert far.user_attrs["status"] != "duplicate" and far.intermediate_values
+
+    exact_only = optuna.create_study(storage=f"sqlite:///{tmp_path / 'exact.db'}")
+    objective = Objective(tiny_spec(space=space, duplicate_tolerance=0.0))
+    run_at(exact_only, objective, 0.05)
+    again = run_at(exact_only, objective, 0.05 * 1.1)
+    assert again.user_attrs["status"] != "duplicate" and again.intermediate_values
