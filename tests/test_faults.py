@@ -46,6 +46,8 @@ SPEC = {
     "eval_every": {"samples": 512},
     "pruner": "none",
     "seed": 0,
+    # Every trial must train (curves, leases, retries): no near-repeat reuses an outcome.
+    "duplicate_tolerance": 0.0,
 }
 
 

@@ -47,6 +47,8 @@ def tiny_spec(**overrides: object) -> StudySpec:
         "eval_every": {"samples": 512},
         "pruner": "none",
         "seed": 0,
+        # Every trial must train (curves, leases, retries): no near-repeat reuses an outcome.
+        "duplicate_tolerance": 0.0,
     }
     data.update(overrides)
     return StudySpec.from_dict(data)
