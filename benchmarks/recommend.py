@@ -48,7 +48,7 @@ from record_curves import DATA, WORKLOADS  # noqa: E402
 from convtune.curves import time_to_target  # noqa: E402
 from convtune.scaling import recommend  # noqa: E402
 from convtune.spec import StudySpec  # noqa: E402
-from convtune.study import SPEC_ATTR, make_pruner, make_sampler, same_configuration  # noqa: E402
+from convtune.study import SPEC_ATTR, finished_twin, make_pruner, make_sampler  # noqa: E402
 from convtune.target import Target  # noqa: E402
 
 
@@ -143,15 +143,8 @@ def replay(
         trial.set_user_attr("recipe", recipe)
         trial.set_user_attr("effective_batch_size", recipe["effective_batch_size"])
         trial.set_user_attr("lr_schedule", curve.schedule_dict)
-        twin = next(  # what `study run` does: (nearly) the same configuration is not trained again
-            (
-                t
-                for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-                if t.user_attrs.get("status") != "duplicate"
-                and same_configuration(trial.params, t.params, trial.distributions, spec.duplicate_tolerance)
-            ),
-            None,
-        )
+        # What `study run` does: (nearly) the same configuration is not trained again.
+        twin = finished_twin(trial, spec.duplicate_tolerance)
         if twin is not None:
             trial.set_user_attr("status", "duplicate")
             trial.set_user_attr("duplicate_of", twin.number)

@@ -305,10 +305,10 @@ def _per_optimizer(params: list[Param], where: str) -> tuple[Param, ...]:
     (``peak_lr``), so walkers of the space (suggest, the recommender's draws) only ever meet
     children, and a study that adds per-optimizer ranges keeps its other trials' names.
     """
+    optimizer = next((p for p in params if p.name == "optimizer" and p.choices), None)
+    if optimizer is None:
+        return tuple(params)
     for knob in sorted(_PER_OPTIMIZER):
-        optimizer = next((p for p in params if p.name == "optimizer" and p.choices), None)
-        if optimizer is None:
-            break
         own = {c for c, kids in optimizer.children.items() if any(k.name == knob for k in kids)}
         if not own:
             continue
@@ -326,6 +326,7 @@ def _per_optimizer(params: list[Param], where: str) -> tuple[Param, ...]:
             children[choice] = (*children.get(choice, ()), shared)
         with_own = replace(optimizer, children=children)
         params = [with_own if p is optimizer else p for p in params if p is not shared]
+        optimizer = with_own
     return tuple(params)
 
 

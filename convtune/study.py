@@ -324,7 +324,7 @@ class Objective:
         trial.set_user_attr("effective_batch_size", recipe.effective_batch_size)
         trial.set_user_attr("total_steps", recipe.total_steps)
         trial.set_user_attr("world_size", recipe.world_size)
-        twin = _finished_twin(trial, self.spec.duplicate_tolerance)
+        twin = finished_twin(trial, self.spec.duplicate_tolerance)
         if twin is not None:
             return self._repeat(trial, twin)
         reporter = _Reporter(trial, self.spec, recipe, self.on_event)
@@ -499,7 +499,7 @@ def record_outcome(
     return float(value)
 
 
-def _finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | None:
+def finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | None:
     """A finished trial that trained ``trial``'s params (within ``tolerance``, see
     ``same_configuration``) with the spec's seed, if any; an exact repeat first.
 
