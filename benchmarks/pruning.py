@@ -51,7 +51,7 @@ import optuna
 from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record_curves import DATA, SCHEDULES, WORKLOADS, load_curves  # noqa: E402
+from record_curves import DATA, DEFAULT_TARGETS, SCHEDULES, WORKLOADS, load_curves  # noqa: E402
 
 from convtune.curves import (  # noqa: E402
     CurvePrior,
@@ -64,7 +64,6 @@ from convtune.curves import (  # noqa: E402
 from convtune.pruners import TimeToTargetPruner  # noqa: E402
 from convtune.target import Target  # noqa: E402
 
-DEFAULT_TARGETS = {"charlm": "val_loss<=2.3", "digits": "accuracy>=0.95"}
 KNOBS = ("optimizer", "lr_level", "batch", "schedule", "warmup_steps")
 
 
@@ -92,9 +91,12 @@ def _knob_key(knobs: dict[str, Any]) -> tuple[Any, ...]:
     return (knobs["optimizer"], knobs["lr_level"], batch, knobs["schedule"], warmup)
 
 
-def load_grid(workload: str, target: Target, path: Path = DATA) -> dict[tuple[Any, ...], Curve]:
+def load_grid(
+    workload: str, target: Target, path: Path = DATA, seed: int = 0
+) -> dict[tuple[Any, ...], Curve]:
+    """The recorded curve of every grid point, for one training seed (0: the original grid)."""
     grid: dict[tuple[Any, ...], Curve] = {}
-    for run in load_curves(path, workload):
+    for run in load_curves(path, workload, seed):
         ev = run["evals"]
         samples = np.asarray(ev["samples"], dtype=float)
         metric = np.asarray([math.nan if v is None else v for v in ev["metric"]], dtype=float)

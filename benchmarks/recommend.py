@@ -17,6 +17,13 @@ study's best measured trial against the grid's best (regret), and the tuning cos
 its trials spent) as a multiple of one full planned run (the recipe's whole schedule: the
 recorded horizon, e.g. digits 24,576 samples) and of the grid best's time-to-target.
 
+With ``--noisy`` the replay uses the grid recorded again with other training seeds
+(``benchmarks/data/curves_seeds.jsonl``, see ``record_curves.py --seeds``): each trial replays one
+seed's curve of its grid point, drawn at random as a real run's seed-to-seed variation falls,
+and every configuration (the recommendation, the measured best, the grid's best) is scored by
+its mean time-to-target over the seeds. A grid point recorded with seed 0 only replays and
+scores that curve.
+
 Usage::
 
     python benchmarks/recommend.py                          # digits, accuracy>=0.95, 10 seeds
@@ -24,6 +31,7 @@ Usage::
     python benchmarks/recommend.py --trials 12 --budgets 3
     python benchmarks/recommend.py --seeds 100 --trials --budgets 3 --pruner time_to_target_field \
         --lr-range per-optimizer
+    python benchmarks/recommend.py --noisy --seeds 100 --trials --budgets 3
 """
 
 from __future__ import annotations
@@ -42,8 +50,10 @@ import numpy as np
 import optuna
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pruning import DEFAULT_TARGETS, Curve, load_grid  # noqa: E402
-from record_curves import DATA, WORKLOADS  # noqa: E402
+from pruning import Curve, load_grid  # noqa: E402
+from record_curves import DATA, DEFAULT_TARGETS, WORKLOADS, load_curves  # noqa: E402
+
+SEED_DATA = DATA.with_name("curves_seeds.jsonl")
 
 from convtune.curves import time_to_target  # noqa: E402
 from convtune.scaling import recommend  # noqa: E402
@@ -107,11 +117,14 @@ def replay(
     pruner: str = "time_to_target",
     lr_range: str = "shared",
     duplicate_tolerance: float | None = None,
+    other_seeds: list[dict[tuple[Any, ...], Curve]] | None = None,
 ) -> Replayed:
     """A study of ``n_trials`` trials, or of as many as ``budget_runs`` full planned runs pay for.
 
     With a budget, the trial that would overspend it stops at its last evaluation inside it (it
-    ends like a pruned trial, with a forecast), and the study ends there.
+    ends like a pruned trial, with a forecast), and the study ends there. With ``other_seeds``
+    (the grid recorded with other training seeds) a trial replays the curve of a seed drawn at
+    random among those that recorded its grid point, seed 0 included.
     """
     horizon = float(WORKLOADS[workload]["horizon"])
     spec = StudySpec.from_dict(
@@ -137,7 +150,8 @@ def replay(
     def objective(trial: optuna.Trial) -> float:
         recipe = space.recipe(trial).to_dict()
         key = grid_key(workload, recipe, grid)
-        curve = grid[key]
+        curves = [grid[key]] + [g[key] for g in other_seeds or [] if key in g]
+        curve = curves[int(np.random.default_rng([seed, trial.number]).integers(len(curves)))]
         levels = WORKLOADS[workload]["lr"][key[0]]
         recipe["peak_lr"] = levels[key[1]]  # what ran: the grid point's LR
         trial.set_user_attr("recipe", recipe)
@@ -194,18 +208,44 @@ def replay(
     return Replayed(study, spec, spent[0])
 
 
+def true_times(
+    grid: dict[tuple[Any, ...], Curve], other_seeds: list[dict[tuple[Any, ...], Curve]] | None = None
+) -> dict[tuple[Any, ...], float]:
+    """Each grid point's true time-to-target: its mean over every seed that recorded it
+    (``inf`` if one of them never reached the target); seed 0's alone without ``other_seeds``."""
+    return {
+        key: float(np.mean([curve.ttt] + [g[key].ttt for g in other_seeds or [] if key in g]))
+        for key, curve in grid.items()
+    }
+
+
+def load_other_seeds(workload: str, target: Target) -> list[dict[tuple[Any, ...], Curve]]:
+    """The grid as recorded with each training seed other than 0 (``SEED_DATA``)."""
+    seeds = sorted({run["knobs"].get("seed", 0) for run in load_curves(SEED_DATA, workload)} - {0})
+    return [load_grid(workload, target, SEED_DATA, seed) for seed in seeds]
+
+
 def score(
-    workload: str, grid: dict[tuple[Any, ...], Curve], run: Replayed, **recommend_kwargs: Any
+    workload: str,
+    grid: dict[tuple[Any, ...], Curve],
+    run: Replayed,
+    truth: dict[tuple[Any, ...], float] | None = None,
+    **recommend_kwargs: Any,
 ) -> dict[str, Any]:
-    """True time-to-target of the study's best measured trial and of its recommendation."""
+    """True time-to-target (``truth``, default seed 0's curves) of the study's best measured
+    trial and of its recommendation."""
+    truth = truth or true_times(grid)
     reached = [t for t in run.study.trials if t.user_attrs.get("status") == "reached"]
-    measured = min((t.value for t in reached), default=math.inf)
+    fastest = min(reached, key=lambda t: t.value, default=None)  # type: ignore[arg-type, return-value]
+    measured = (
+        truth[grid_key(workload, fastest.user_attrs["recipe"], grid)] if fastest is not None else math.inf
+    )
     started = time.perf_counter()
     recommend_kwargs.setdefault("n_candidates", 1000)
     try:
         rec = recommend(run.study, run.spec, **recommend_kwargs)
         rec_key = grid_key(workload, rec.recipe.to_dict(), grid)
-        rec_ttt = grid[rec_key].ttt
+        rec_ttt = truth[rec_key]
         ran = {
             grid_key(workload, t.user_attrs["recipe"], grid)
             for t in run.study.trials
@@ -285,6 +325,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the spec's duplicate_tolerance (default: the spec's default; 0: exact repeats only)",
     )
+    parser.add_argument(
+        "--noisy",
+        action="store_true",
+        help=f"trials replay a random training seed's curve; score by the mean over seeds ({SEED_DATA.name})",
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -293,12 +338,23 @@ def main(argv: list[str] | None = None) -> int:
     if not grid:
         print(f"no recorded curves for {args.workload} in {DATA}: run benchmarks/record_curves.py first")
         return 1
-    best = min(c.ttt for c in grid.values())
+    other_seeds = load_other_seeds(args.workload, target) if args.noisy else None
+    if args.noisy and not other_seeds:
+        print(f"no other seeds recorded for {args.workload} in {SEED_DATA}: see record_curves.py --seeds")
+        return 1
+    truth = true_times(grid, other_seeds)
+    best = min(truth.values())
     horizon = float(WORKLOADS[args.workload]["horizon"])
-    n_reach = sum(math.isfinite(c.ttt) for c in grid.values())
+    n_reach = sum(math.isfinite(t) for t in truth.values())
+    if other_seeds:
+        n_seeded = sum(any(key in g for g in other_seeds) for key in grid)
+        print(
+            f"noisy replay: {n_seeded} grid points recorded with {len(other_seeds) + 1} seeds (a trial "
+            f"replays one at random; scored by their mean), the rest with seed 0 only"
+        )
     print(
         f"{args.workload}, target {target}: {len(grid)} grid points, {n_reach} reach it, "
-        f"{sum(c.ttt <= 1.1 * best for c in grid.values())} within 10% of the best; grid best "
+        f"{sum(t <= 1.1 * best for t in truth.values())} within 10% of the best; grid best "
         f"{best:.0f} samples; one full run (the planned schedule) = {horizon:.0f} samples = "
         f"{horizon / best:.1f}× the best's time-to-target"
     )
@@ -318,9 +374,10 @@ def main(argv: list[str] | None = None) -> int:
                 pruner=args.pruner,
                 lr_range=args.lr_range,
                 duplicate_tolerance=args.duplicate_tolerance,
+                other_seeds=other_seeds,
                 **how,
             )
-            rows.append(score(args.workload, grid, run))
+            rows.append(score(args.workload, grid, run, truth))
         print(row(label, rows, best, horizon))
         sys.stdout.flush()
     return 0

@@ -16,6 +16,13 @@ Usage::
     python benchmarks/record_curves.py --workload charlm --limit 10 --max-minutes 5
     python benchmarks/record_curves.py --workload charlm --shard 1/2   # a second worker
     python benchmarks/record_curves.py --list                     # what is recorded
+    python benchmarks/record_curves.py --workload digits --seeds 1 2 3 4 --out benchmarks/data/curves_seeds.jsonl
+    python benchmarks/record_curves.py --workload charlm --seeds 1 2 3 4 --fastest 24 \
+        --out benchmarks/data/curves_seeds.jsonl
+
+``--seeds`` records the grid again with other training seeds (initialisation and batch order):
+their knobs carry ``seed``, so the seed-to-seed spread of every grid point can be measured and a
+replay can draw each trial's curve from one seed's recording, as a real study's runs vary.
 """
 
 from __future__ import annotations
@@ -33,9 +40,11 @@ from typing import Any
 
 import torch
 
+from convtune.curves import time_to_target
 from convtune.engine import EngineConfig, Progress, train
 from convtune.recipe import Recipe
 from convtune.study import schedule_for
+from convtune.target import Target
 from convtune.workloads import build_workload
 
 DATA = Path(__file__).resolve().parent / "data" / "curves.jsonl"
@@ -61,6 +70,7 @@ WORKLOADS: dict[str, dict[str, Any]] = {
     },
 }
 SCHEDULES = ["cosine", "constant", "cyclic", "onecycle"]
+DEFAULT_TARGETS = {"charlm": "val_loss<=2.3", "digits": "accuracy>=0.95"}
 
 
 def grid(workload: str) -> list[dict[str, Any]]:
@@ -107,9 +117,11 @@ def recipe_for(workload: str, knobs: dict[str, Any]) -> Recipe:
     )
 
 
-def config_for(workload: str) -> EngineConfig:
+def config_for(workload: str, seed: int = 0) -> EngineConfig:
     w = WORKLOADS[workload]
-    return EngineConfig(eval_every=w["eval_every"], cost="samples", max_cost=w["horizon"], threads=1, seed=0)
+    return EngineConfig(
+        eval_every=w["eval_every"], cost="samples", max_cost=w["horizon"], threads=1, seed=seed
+    )
 
 
 def run_key(workload: str, recipe: Recipe, config: EngineConfig) -> str:
@@ -147,8 +159,10 @@ def recorded_keys(path: Path = DATA) -> set[str]:
     return keys
 
 
-def load_curves(path: Path = DATA, workload: str | None = None) -> list[dict[str, Any]]:
-    """Every complete recorded run (optionally of one workload), in file order."""
+def load_curves(
+    path: Path = DATA, workload: str | None = None, seed: int | None = None
+) -> list[dict[str, Any]]:
+    """Every complete recorded run (optionally of one workload, or one training seed), in file order."""
     out = []
     if not path.exists():
         return out
@@ -157,7 +171,9 @@ def load_curves(path: Path = DATA, workload: str | None = None) -> list[dict[str
             run = json.loads(line)
         except ValueError:
             continue
-        if workload is None or run["workload"] == workload:
+        if (workload is None or run["workload"] == workload) and (
+            seed is None or run["knobs"].get("seed", 0) == seed
+        ):
             out.append(run)
     return out
 
@@ -168,7 +184,7 @@ def _sig(x: float, digits: int = 4) -> float | None:
 
 def record_one(workload: str, wl: Any, knobs: dict[str, Any]) -> dict[str, Any]:
     recipe = recipe_for(workload, knobs)
-    config = config_for(workload)
+    config = config_for(workload, knobs.get("seed", 0))
     metric = WORKLOADS[workload]["metric"]
     evals: list[Progress] = []
     started = time.perf_counter()
@@ -196,6 +212,17 @@ def record_one(workload: str, wl: Any, knobs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def fastest(workload: str, points: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """The ``n`` of ``points`` that reached the default target soonest in the seed-0 recording."""
+    target = Target.parse(DEFAULT_TARGETS[workload])
+    ttt = {}
+    for run in load_curves(DATA, workload, seed=0):
+        ev = run["evals"]
+        metric = [math.nan if v is None else v for v in ev["metric"]]
+        ttt[knob_key(workload, run["knobs"])] = time_to_target(ev["samples"], metric, target)
+    return sorted(points, key=lambda k: ttt.get(knob_key(workload, k), math.inf))[:n]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="charlm")
@@ -204,6 +231,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shard", default="0/1", help="I/N: record grid points I, I+N, I+2N, ... only")
     parser.add_argument("--list", action="store_true", help="count recorded runs and exit")
     parser.add_argument("--out", type=Path, default=DATA)
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=[0], help="training seeds to record each grid point with"
+    )
+    parser.add_argument(
+        "--fastest",
+        type=int,
+        default=None,
+        help="only the N grid points fastest to the workload's default target in the seed-0 recording",
+    )
     args = parser.parse_args(argv)
 
     if args.list:
@@ -216,12 +252,17 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     done = recorded_keys(args.out)
-    config = config_for(args.workload)
     index, count = (int(x) for x in args.shard.split("/"))
+    # Seed 0's knobs carry no seed, so the curves recorded before seeds existed still count.
+    chosen = grid(args.workload)
+    if args.fastest is not None:
+        chosen = fastest(args.workload, chosen, args.fastest)
+    points = [k | ({"seed": s} if s else {}) for s in args.seeds for k in chosen]
     todo = [
         k
-        for k in grid(args.workload)[index::count]
-        if run_key(args.workload, recipe_for(args.workload, k), config) not in done
+        for k in points[index::count]
+        if run_key(args.workload, recipe_for(args.workload, k), config_for(args.workload, k.get("seed", 0)))
+        not in done
         and knob_key(args.workload, k) not in done
     ]
     n_runs = len(load_curves(args.out, args.workload))
@@ -233,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             print("time is up; rerun to resume", flush=True)
             break
         now = recorded_keys(args.out)
+        config = config_for(args.workload, knobs.get("seed", 0))
         if (
             run_key(args.workload, recipe_for(args.workload, knobs), config) in now
             or knob_key(args.workload, knobs) in now
@@ -246,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"[{i + 1}/{len(todo)}] {run['key']} {knobs['optimizer']} lr={knobs['peak_lr']:g} "
             f"b={knobs['micro_batch_size']}x{knobs['grad_accum_steps']} {knobs['schedule']} "
-            f"wu={knobs['warmup_steps']}: {run['status']} best={best} in {run['wall_s']} s",
+            f"wu={knobs['warmup_steps']} seed={knobs.get('seed', 0)}: {run['status']} best={best} in {run['wall_s']} s",
             flush=True,
         )
     return 0
