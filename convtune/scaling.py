@@ -51,6 +51,11 @@ CONFIRMATIONS_ATTR = "confirmations"
 # of short runs is typically 5–15%); forecasts get their own, wider, interval.
 _MEASURED_SIGMA = 0.1
 _MIN_FORECAST_SIGMA = 0.2
+# A forecast from fewer evaluations is mostly the curve prior (other trials' shape), not this
+# configuration: the fits leave it out. With the field pruner many trials stop after one or two
+# evaluations; fitting their forecasts made the recommendation worse than the best measured trial
+# on the recorded-grid replays (benchmarks/recommend.py), leaving them out made it no worse.
+_MIN_FORECAST_POINTS = 3
 # Selection is risk-averse by this many standard deviations (log scale): a candidate far from
 # every trial needs a clearly better mean to beat one next to measured data, and a configuration
 # no trial ran must beat the best measured one (scored by its measurement) by that margin too.
@@ -121,7 +126,8 @@ def step_cost_of(attrs: Mapping[str, Any], cost: str) -> float:
 
 
 def trial_points(study: optuna.Study, cost: str) -> list[TrialPoint]:
-    """Every COMPLETE convtune trial: reached (measured), forecast, or diverged (time = inf)."""
+    """Every COMPLETE convtune trial: reached (measured), forecast (from at least
+    ``_MIN_FORECAST_POINTS`` evaluations), or unknown/diverged (time = inf)."""
     from optuna.trial import TrialState
 
     points = []
@@ -133,7 +139,11 @@ def trial_points(study: optuna.Study, cost: str) -> list[TrialPoint]:
         time, sigma, measured = math.inf, math.inf, False
         if status == "reached" and attrs.get("time_to_target"):
             time, sigma, measured = float(attrs["time_to_target"]), _MEASURED_SIGMA, True
-        elif status in ("stopped", "budget") and attrs.get("predicted_time_to_target"):
+        elif (
+            status in ("stopped", "budget")
+            and attrs.get("predicted_time_to_target")
+            and (attrs.get("forecast_n_points") or _MIN_FORECAST_POINTS) >= _MIN_FORECAST_POINTS
+        ):
             time = float(attrs["predicted_time_to_target"])
             low, high = attrs.get("forecast_low"), attrs.get("forecast_high")
             spread = (

@@ -406,3 +406,34 @@ def test_recommend_searches_each_optimizers_own_lr_range() -> None:
     batch = rec.recipe.effective_batch_size
     lion_best = LR_REF * (batch / B_REF) ** ALPHA / 5
     assert lion_best / 3 < rec.recipe.peak_lr < lion_best * 3, (rec.recipe.peak_lr, lion_best)
+
+
+def test_forecasts_from_fewer_than_three_evaluations_are_left_out_of_the_fits() -> None:
+    """The field pruner stops many trials at their first evaluations; a forecast from one point
+    is mostly the curve prior, so it must not pull the recommendation (here: 10× too fast)."""
+    s = spec()
+    study = optuna.create_study(direction="minimize")
+    study.set_user_attr(SPEC_ATTR, s.to_dict())
+    for micro, lr in [(32, 2e-3), (32, 5e-3), (32, 1e-2), (64, 5e-3), (64, 1e-2), (16, 3e-3)]:
+        add_trial(study, s, {"peak_lr": lr, "micro_batch_size": micro, "grad_accum_steps": 1})
+    fastest = min(t.value for t in study.trials)
+    # Two one- and two-point forecasts 10× too fast; a three-point one close to the truth.
+    for n_points, lr in [(1, 2.5e-2), (2, 2.8e-2), (3, 1.5e-3)]:
+        predicted = true_time(16, 4, lr) * 1.2 if n_points == 3 else fastest / 10
+        add_trial(
+            study,
+            s,
+            {"peak_lr": lr, "micro_batch_size": 16, "grad_accum_steps": 4},
+            status="stopped",
+            predicted_time_to_target=predicted,
+            forecast_low=predicted / 2,
+            forecast_high=predicted * 2,
+            forecast_level=0.8,
+            forecast_n_points=n_points,
+            extrapolated=True,
+        )
+    model = ScalingModel.from_study(study)
+    stopped = {p.number: p.usable for p in model.points if not p.measured}
+    assert stopped == {6: False, 7: False, 8: True}
+    rec = convtune.recommend(study, n_candidates=500)
+    assert rec.params["peak_lr"] < 2e-2 and rec.time_to_target > fastest / 3
