@@ -182,6 +182,9 @@ def make_pruner(name: str, target: Target, budget: float, n_evals: int) -> optun
         "ttt-blind": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
         "ttt-m25": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25),
         "ttt-field": lambda: TimeToTargetPruner(target, max_cost=budget, margin=0.25, field_quantile=0.2),
+        "ttt-halving": lambda: TimeToTargetPruner(
+            target, max_cost=budget, margin=0.25, halving_quantile=1 / 3
+        ),
         "oracle": lambda: OraclePruner(),
     }[name]()
 

@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pruner",
         default="time_to_target",
-        choices=["time_to_target", "time_to_target_field"],
+        choices=["time_to_target", "time_to_target_field", "time_to_target_halving"],
         help="the spec's pruner",
     )
     parser.add_argument(
@@ -347,10 +347,17 @@ def main(argv: list[str] | None = None) -> int:
     horizon = float(WORKLOADS[args.workload]["horizon"])
     n_reach = sum(math.isfinite(t) for t in truth.values())
     if other_seeds:
-        n_seeded = sum(any(key in g for g in other_seeds) for key in grid)
+        seeded = [key for key in grid if all(key in g for g in other_seeds)]
+        spreads = [
+            float(np.std(np.log(times)))
+            for key in seeded
+            if np.all(np.isfinite(times := [grid[key].ttt] + [g[key].ttt for g in other_seeds]))
+        ]
         print(
-            f"noisy replay: {n_seeded} grid points recorded with {len(other_seeds) + 1} seeds (a trial "
-            f"replays one at random; scored by their mean), the rest with seed 0 only"
+            f"noisy replay: {len(seeded)} grid points recorded with {len(other_seeds) + 1} seeds (a trial "
+            f"replays one at random; scored by their mean), the rest with seed 0 only; seed-to-seed sd "
+            f"of log time-to-target: median {statistics.median(spreads):.3f} over the {len(spreads)} "
+            f"that reached with every seed"
         )
     print(
         f"{args.workload}, target {target}: {len(grid)} grid points, {n_reach} reach it, "

@@ -96,9 +96,10 @@ def study_create(
     pruner: Annotated[
         str | None,
         typer.Option(
-            help="time_to_target (default), time_to_target_field (also stops a trial behind the fastest "
-            "third of finished trials at equal cost: tries about twice the configurations for the same "
-            "budget, may stop a slow starter), median or none."
+            help="time_to_target (default), time_to_target_field (also stops trials forecast to lose "
+            "and behind the fastest fifth at equal cost: cheaper, may stop a slow starter), "
+            "time_to_target_halving (also stops a trial behind the fastest third at equal cost from its "
+            "first evaluation: about twice the trials per budget, may stop a slow starter), median or none."
         ),
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for the sampler and the training runs.")] = None,

@@ -37,7 +37,9 @@ class StudySpec(BaseModel):
     storage: str | None = None
     artifacts: str | None = None
     sampler: Literal["tpe", "random", "gp"] = "tpe"
-    pruner: Literal["time_to_target", "time_to_target_field", "median", "none"] = "time_to_target"
+    pruner: Literal["time_to_target", "time_to_target_field", "time_to_target_halving", "median", "none"] = (
+        "time_to_target"
+    )
     seed: int = 0
     max_skipped_steps: int = Field(default=8, gt=0)
     # Optional per-trial memory cap (MB of peak resident memory, checked at every evaluation of

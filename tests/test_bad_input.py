@@ -129,7 +129,10 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         ["n", "--config", "s.yaml", "--pruner", "asha"],
         {},
         {},
-        ["s.yaml: pruner", "'time_to_target', 'time_to_target_field', 'median' or 'none'"],
+        [
+            "s.yaml: pruner",
+            "'time_to_target', 'time_to_target_field', 'time_to_target_halving', 'median' or 'none'",
+        ],
     ),
     "unknown cost": ("create", ["n", "--config", "s.yaml", "--cost", "flops"], {}, {}, ["cost", "wallclock"]),
     "negative cap": (

@@ -272,7 +272,10 @@ def test_concurrent_workers_decide_as_a_fresh_pruner_would(tmp_path: Path) -> No
         assert decision.prune == r["prune"], r
 
 
-@pytest.mark.parametrize("bad", [{"margin": -1}, {"level": 1.5}, {"max_cost": 0}, {"field_quantile": 1.5}])
+@pytest.mark.parametrize(
+    "bad",
+    [{"margin": -1}, {"level": 1.5}, {"max_cost": 0}, {"field_quantile": 1.5}, {"halving_quantile": -0.1}],
+)
 def test_invalid_arguments(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         TimeToTargetPruner(TARGET, **bad)  # type: ignore[arg-type]
@@ -315,13 +318,60 @@ def test_trials_it_stopped_set_neither_the_incumbent_nor_the_prior() -> None:
     assert pruner._prior(pruner._summaries(study.study_name, pruner._finished_trials(study))) is None
 
 
-def test_field_rule_stops_trials_behind_the_field_at_equal_cost_from_the_first_report() -> None:
+def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier() -> None:
     # Three finished trials (the fastest reaches at 10,000). Probes of many speeds replay their
-    # prefixes through the forecast rules alone and with the field rule (behind the fastest third
-    # of the finished trials at the same cost). A slow starter with a higher floor than every
+    # prefixes through the forecast rules alone and with the field rule. The probes' floors are
+    # no lower than the finished trials': the prior is right or optimistic for them. (A slow
+    # starter with a lower floor than every finished trial can be stopped wrongly: the price
+    # the docstring states.)
+    plain = TimeToTargetPruner(TARGET, margin=0.25)
+    field = TimeToTargetPruner(TARGET, margin=0.25, field_quantile=0.2)
+    study = optuna.create_study(pruner=optuna.pruners.NopPruner())  # all three run to the target
+    for speed in (0.01, 0.008, 0.006):
+        study.enqueue_trial({"speed": speed, "floor": 1.5})
+    study.optimize(make_objective(), n_trials=3)
+    incumbent = min(t.value for t in study.trials)
+    assert incumbent == pytest.approx(10_000, rel=0.05)
+
+    def first_stop(pruner: TimeToTargetPruner, speed: float, floor: float) -> int | None:
+        trial = copy.deepcopy(study.trials[0])
+        trial.intermediate_values = {}
+        for i in range(1, 40):
+            trial.intermediate_values[i * EVERY] = curve(speed, i * EVERY, floor)
+            d = pruner.decide(study, trial)
+            if d.reason == "behind-the-field":
+                # Only a trial whose central forecast loses, where the forecast rules go on.
+                assert d.forecast is not None and d.forecast.estimate >= incumbent
+                assert not plain.decide(study, trial).prune
+            if d.prune:
+                return i
+            if d.reason == "reached":
+                return None
+        return None
+
+    for floor in (1.5, 1.6):
+        for speed in map(float, np.geomspace(0.002, 0.05, 12)):
+            field_stop, plain_stop = first_stop(field, speed, floor), first_stop(plain, speed, floor)
+            if time_to_target([10_000 * 0.95], [curve(speed, 9_500, floor)], TARGET) < math.inf:
+                # A would-be winner: never stopped sooner than by the forecast rules, and with
+                # the prior right (same floor) not at all.
+                assert field_stop is None or (plain_stop is not None and field_stop >= plain_stop)
+                assert floor != 1.5 or field_stop is None, speed
+            else:
+                assert field_stop is not None and field_stop <= (plain_stop or 40), (speed, floor)
+    # A near miss (16% slower than the incumbent, same floor): the forecast rules run it until
+    # it has spent the incumbent's time-to-target; the field rule stops it at its 2nd report.
+    assert first_stop(plain, 0.0086, 1.5) == 10
+    assert first_stop(field, 0.0086, 1.5) == 2
+
+
+def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() -> None:
+    # Three finished trials (the fastest reaches at 10,000). Probes of many speeds replay their
+    # prefixes through the forecast rules alone and with the halving rule (behind the fastest
+    # third of the finished trials at the same cost). A slow starter with a higher floor than every
     # finished trial may be stopped wrongly: the price the docstring states.
     plain = TimeToTargetPruner(TARGET, margin=0.25)
-    field = TimeToTargetPruner(TARGET, margin=0.25, field_quantile=1 / 3)
+    halving = TimeToTargetPruner(TARGET, margin=0.25, halving_quantile=1 / 3)
     study = optuna.create_study(pruner=optuna.pruners.NopPruner())  # all three run to the target
     for speed in (0.01, 0.008, 0.006):
         study.enqueue_trial({"speed": speed, "floor": 1.5})
@@ -337,7 +387,7 @@ def test_field_rule_stops_trials_behind_the_field_at_equal_cost_from_the_first_r
             cost = i * EVERY
             trial.intermediate_values[cost] = curve(speed, cost, floor)
             d = pruner.decide(study, trial)
-            if d.reason == "behind-the-field":
+            if d.reason == "behind-at-equal-cost":
                 # Behind the fastest third at this very cost (a finished trial that had reached
                 # counts as 0), and recorded as no faster than the incumbent.
                 field_gaps = [gaps.get(cost, 0.0) for gaps in finished_gaps.values()]
@@ -351,16 +401,16 @@ def test_field_rule_stops_trials_behind_the_field_at_equal_cost_from_the_first_r
 
     for floor in (1.5, 1.6):
         for speed in map(float, np.geomspace(0.002, 0.05, 12)):
-            field_stop, plain_stop = first_stop(field, speed, floor), first_stop(plain, speed, floor)
+            field_stop, plain_stop = first_stop(halving, speed, floor), first_stop(plain, speed, floor)
             if time_to_target([10_000 * 0.95], [curve(speed, 9_500, floor)], TARGET) < math.inf:
                 # A would-be winner with the finished trials' floor leads the field: never stopped.
                 assert floor != 1.5 or field_stop is None, speed
             else:
                 assert field_stop is not None and field_stop <= (plain_stop or 40), (speed, floor)
     # A near miss (20% slower than the incumbent, same floor): the forecast rules run it until
-    # it has spent the incumbent's time-to-target; the field rule stops it at its first report.
+    # it has spent the incumbent's time-to-target; the halving rule stops it at its first report.
     assert first_stop(plain, 0.0083, 1.5) == 10
-    assert first_stop(field, 0.0083, 1.5) == 1
+    assert first_stop(halving, 0.0083, 1.5) == 1
 
 
 def test_convtune_spec_chooses_the_strict_rule_by_default_and_the_field_rule_on_request() -> None:
@@ -368,10 +418,14 @@ def test_convtune_spec_chooses_the_strict_rule_by_default_and_the_field_rule_on_
     from convtune.study import make_pruner
 
     study = run(TimeToTargetPruner(TARGET), [{"speed": s, "floor": 1.5} for s in (0.01, 0.008, 0.006)])
-    near_miss = copy.deepcopy(study.trials[0])  # 20% slower than the incumbent, 2 reports
-    near_miss.intermediate_values = {c * EVERY: curve(0.0083, c * EVERY) for c in (1, 2)}
+    near_miss = copy.deepcopy(study.trials[0])  # 16% slower than the incumbent, 2 reports
+    near_miss.intermediate_values = {c * EVERY: curve(0.0086, c * EVERY) for c in (1, 2)}
     spec = {"workload": "digits", "space": {"peak_lr": 0.01}, "target": TARGET, "cost": "samples"}
     strict = make_pruner(StudySpec.from_dict(spec))
     field = make_pruner(StudySpec.from_dict({**spec, "pruner": "time_to_target_field"}))
     assert strict.decide(study, near_miss).reason == "may-beat-incumbent"  # type: ignore[attr-defined]
     assert field.decide(study, near_miss).reason == "behind-the-field"  # type: ignore[attr-defined]
+    halving = make_pruner(StudySpec.from_dict({**spec, "pruner": "time_to_target_halving"}))
+    near_miss.intermediate_values = {EVERY: curve(0.0083, EVERY)}  # 20% slower, its first report
+    assert strict.decide(study, near_miss).reason == "warm-up"  # type: ignore[attr-defined]
+    assert halving.decide(study, near_miss).reason == "behind-at-equal-cost"  # type: ignore[attr-defined]
