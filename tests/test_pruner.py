@@ -7,6 +7,7 @@ import json
 import math
 import multiprocessing
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
 from convtune.curves import LRSchedule, time_to_target
-from convtune.pruners import LR_SCHEDULE_ATTR, TimeToTargetPruner
+from convtune.pruners import LR_SCHEDULE_ATTR, PruneDecision, TimeToTargetPruner
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -318,6 +319,32 @@ def test_trials_it_stopped_set_neither_the_incumbent_nor_the_prior() -> None:
     assert pruner._prior(pruner._summaries(study.study_name, pruner._finished_trials(study))) is None
 
 
+def three_finished_trials() -> tuple[optuna.Study, float]:
+    """Three trials run to the target (the fastest at 10,000), and that incumbent."""
+    study = optuna.create_study(pruner=optuna.pruners.NopPruner())
+    for speed in (0.01, 0.008, 0.006):
+        study.enqueue_trial({"speed": speed, "floor": 1.5})
+    study.optimize(make_objective(), n_trials=3)
+    incumbent = min(t.value for t in study.trials)
+    assert incumbent == pytest.approx(10_000, rel=0.05)
+    return study, incumbent
+
+
+def probe(
+    pruner: TimeToTargetPruner, study: optuna.Study, speed: float, floor: float
+) -> Iterator[tuple[int, FrozenTrial, PruneDecision]]:
+    """A trial of ``speed`` and ``floor`` reporting one evaluation after another, each decided,
+    until it is stopped or reaches the target."""
+    trial = copy.deepcopy(study.trials[0])
+    trial.intermediate_values = {}
+    for i in range(1, 40):
+        trial.intermediate_values[i * EVERY] = curve(speed, i * EVERY, floor)
+        decision = pruner.decide(study, trial)
+        yield i, trial, decision
+        if decision.prune or decision.reason == "reached":
+            return
+
+
 def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier() -> None:
     # Three finished trials (the fastest reaches at 10,000). Probes of many speeds replay their
     # prefixes through the forecast rules alone and with the field rule. The probes' floors are
@@ -326,27 +353,16 @@ def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier()
     # the docstring states.)
     plain = TimeToTargetPruner(TARGET, margin=0.25)
     field = TimeToTargetPruner(TARGET, margin=0.25, field_quantile=0.2)
-    study = optuna.create_study(pruner=optuna.pruners.NopPruner())  # all three run to the target
-    for speed in (0.01, 0.008, 0.006):
-        study.enqueue_trial({"speed": speed, "floor": 1.5})
-    study.optimize(make_objective(), n_trials=3)
-    incumbent = min(t.value for t in study.trials)
-    assert incumbent == pytest.approx(10_000, rel=0.05)
+    study, incumbent = three_finished_trials()
 
     def first_stop(pruner: TimeToTargetPruner, speed: float, floor: float) -> int | None:
-        trial = copy.deepcopy(study.trials[0])
-        trial.intermediate_values = {}
-        for i in range(1, 40):
-            trial.intermediate_values[i * EVERY] = curve(speed, i * EVERY, floor)
-            d = pruner.decide(study, trial)
+        for i, trial, d in probe(pruner, study, speed, floor):
             if d.reason == "behind-the-field":
                 # Only a trial whose central forecast loses, where the forecast rules go on.
                 assert d.forecast is not None and d.forecast.estimate >= incumbent
                 assert not plain.decide(study, trial).prune
             if d.prune:
                 return i
-            if d.reason == "reached":
-                return None
         return None
 
     for floor in (1.5, 1.6):
@@ -372,21 +388,12 @@ def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() 
     # finished trial may be stopped wrongly: the price the docstring states.
     plain = TimeToTargetPruner(TARGET, margin=0.25)
     halving = TimeToTargetPruner(TARGET, margin=0.25, halving_quantile=1 / 3)
-    study = optuna.create_study(pruner=optuna.pruners.NopPruner())  # all three run to the target
-    for speed in (0.01, 0.008, 0.006):
-        study.enqueue_trial({"speed": speed, "floor": 1.5})
-    study.optimize(make_objective(), n_trials=3)
-    incumbent = min(t.value for t in study.trials)
-    assert incumbent == pytest.approx(10_000, rel=0.05)
+    study, incumbent = three_finished_trials()
     finished_gaps = {t.number: {c: v - 1.9 for c, v in t.intermediate_values.items()} for t in study.trials}
 
     def first_stop(pruner: TimeToTargetPruner, speed: float, floor: float) -> int | None:
-        trial = copy.deepcopy(study.trials[0])
-        trial.intermediate_values = {}
-        for i in range(1, 40):
+        for i, _trial, d in probe(pruner, study, speed, floor):
             cost = i * EVERY
-            trial.intermediate_values[cost] = curve(speed, cost, floor)
-            d = pruner.decide(study, trial)
             if d.reason == "behind-at-equal-cost":
                 # Behind the fastest third at this very cost (a finished trial that had reached
                 # counts as 0), and recorded as no faster than the incumbent.
@@ -395,8 +402,6 @@ def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() 
                 assert d.forecast is not None and d.forecast.estimate >= incumbent
             if d.prune:
                 return i
-            if d.reason == "reached":
-                return None
         return None
 
     for floor in (1.5, 1.6):
