@@ -53,13 +53,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pruning import Curve, load_grid  # noqa: E402
 from record_curves import DATA, DEFAULT_TARGETS, WORKLOADS, load_curves  # noqa: E402
 
-SEED_DATA = DATA.with_name("curves_seeds.jsonl")
-
 from convtune.curves import time_to_target  # noqa: E402
 from convtune.scaling import recommend  # noqa: E402
 from convtune.spec import StudySpec  # noqa: E402
 from convtune.study import SPEC_ATTR, finished_twin, make_pruner, make_sampler  # noqa: E402
 from convtune.target import Target  # noqa: E402
+
+SEED_DATA = DATA.with_name("curves_seeds.jsonl")
+Grid = dict[tuple[Any, ...], Curve]
+
+
+def seed_curves(key: tuple[Any, ...], grid: Grid, other_seeds: list[Grid] | None) -> list[Curve]:
+    """The curves recorded for grid point ``key``: seed 0's, then every other seed's that has it."""
+    return [grid[key]] + [g[key] for g in other_seeds or [] if key in g]
 
 
 def space_for(workload: str, lr_range: str = "shared") -> dict[str, Any]:
@@ -83,7 +89,7 @@ def space_for(workload: str, lr_range: str = "shared") -> dict[str, Any]:
     return space
 
 
-def grid_key(workload: str, recipe: dict[str, Any], grid: dict[tuple[Any, ...], Curve]) -> tuple[Any, ...]:
+def grid_key(workload: str, recipe: dict[str, Any], grid: Grid) -> tuple[Any, ...]:
     """The grid point nearest to a recipe (LR level nearest in log for its optimizer)."""
     w = WORKLOADS[workload]
     opt = recipe["optimizer"]
@@ -107,7 +113,7 @@ class Replayed:
 
 def replay(
     workload: str,
-    grid: dict[tuple[Any, ...], Curve],
+    grid: Grid,
     target: Target,
     seed: int,
     *,
@@ -117,7 +123,7 @@ def replay(
     pruner: str = "time_to_target",
     lr_range: str = "shared",
     duplicate_tolerance: float | None = None,
-    other_seeds: list[dict[tuple[Any, ...], Curve]] | None = None,
+    other_seeds: list[Grid] | None = None,
 ) -> Replayed:
     """A study of ``n_trials`` trials, or of as many as ``budget_runs`` full planned runs pay for.
 
@@ -150,7 +156,7 @@ def replay(
     def objective(trial: optuna.Trial) -> float:
         recipe = space.recipe(trial).to_dict()
         key = grid_key(workload, recipe, grid)
-        curves = [grid[key]] + [g[key] for g in other_seeds or [] if key in g]
+        curves = seed_curves(key, grid, other_seeds)
         curve = curves[int(np.random.default_rng([seed, trial.number]).integers(len(curves)))]
         levels = WORKLOADS[workload]["lr"][key[0]]
         recipe["peak_lr"] = levels[key[1]]  # what ran: the grid point's LR
@@ -208,18 +214,13 @@ def replay(
     return Replayed(study, spec, spent[0])
 
 
-def true_times(
-    grid: dict[tuple[Any, ...], Curve], other_seeds: list[dict[tuple[Any, ...], Curve]] | None = None
-) -> dict[tuple[Any, ...], float]:
+def true_times(grid: Grid, other_seeds: list[Grid] | None = None) -> dict[tuple[Any, ...], float]:
     """Each grid point's true time-to-target: its mean over every seed that recorded it
     (``inf`` if one of them never reached the target); seed 0's alone without ``other_seeds``."""
-    return {
-        key: float(np.mean([curve.ttt] + [g[key].ttt for g in other_seeds or [] if key in g]))
-        for key, curve in grid.items()
-    }
+    return {key: float(np.mean([curve.ttt for curve in seed_curves(key, grid, other_seeds)])) for key in grid}
 
 
-def load_other_seeds(workload: str, target: Target) -> list[dict[tuple[Any, ...], Curve]]:
+def load_other_seeds(workload: str, target: Target) -> list[Grid]:
     """The grid as recorded with each training seed other than 0 (``SEED_DATA``)."""
     seeds = sorted({run["knobs"].get("seed", 0) for run in load_curves(SEED_DATA, workload)} - {0})
     return [load_grid(workload, target, SEED_DATA, seed) for seed in seeds]
@@ -227,7 +228,7 @@ def load_other_seeds(workload: str, target: Target) -> list[dict[tuple[Any, ...]
 
 def score(
     workload: str,
-    grid: dict[tuple[Any, ...], Curve],
+    grid: Grid,
     run: Replayed,
     truth: dict[tuple[Any, ...], float] | None = None,
     **recommend_kwargs: Any,
@@ -351,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         spreads = [
             float(np.std(np.log(times)))
             for key in seeded
-            if np.all(np.isfinite(times := [grid[key].ttt] + [g[key].ttt for g in other_seeds]))
+            if np.all(np.isfinite(times := [c.ttt for c in seed_curves(key, grid, other_seeds)]))
         ]
         print(
             f"noisy replay: {len(seeded)} grid points recorded with {len(other_seeds) + 1} seeds (a trial "

@@ -99,7 +99,9 @@ class TimeToTargetPruner(BasePruner):
     configurations lead the field from their first evaluations (on the recorded grids the
     fastest three ranked in the top 10 of 126 at the first). The forecast recorded for such a
     trial is floored at the incumbent: the field says it is slower, whatever an extrapolation
-    from a point or two says.
+    from a point or two says. Before any trial has reached the target the incumbent is
+    infinite, so such a trial is recorded as not reaching it (a convtune study then scores it
+    by its gap, like any unreached trial).
 
     If the trial has a user attr ``"lr_schedule"`` (:meth:`convtune.curves.LRSchedule.to_dict`,
     its LR over the whole planned run, as convtune studies set it), the forecast is
@@ -243,6 +245,7 @@ class TimeToTargetPruner(BasePruner):
             summaries, float(costs[-1]), self._halving_quantile
         ):
             forecast = self._forecast(trial, self._prior(summaries), costs, values)
+            # The floor holds with no incumbent too (inf): behind the field, "never" is recorded.
             if forecast.estimate < incumbent:
                 forecast = replace(forecast, estimate=incumbent, high=max(forecast.high, incumbent))
             return PruneDecision(True, "behind-at-equal-cost", forecast, incumbent)
