@@ -345,6 +345,13 @@ def probe(
             return
 
 
+def probe_grid() -> Iterator[tuple[float, float, bool]]:
+    """Probe speeds and floors, each with whether it would beat the incumbent (reach by 9,500)."""
+    for floor in (1.5, 1.6):
+        for speed in map(float, np.geomspace(0.002, 0.05, 12)):
+            yield speed, floor, time_to_target([9_500.0], [curve(speed, 9_500, floor)], TARGET) < math.inf
+
+
 def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier() -> None:
     # Three finished trials (the fastest reaches at 10,000). Probes of many speeds replay their
     # prefixes through the forecast rules alone and with the field rule. The probes' floors are
@@ -365,16 +372,15 @@ def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier()
                 return i
         return None
 
-    for floor in (1.5, 1.6):
-        for speed in map(float, np.geomspace(0.002, 0.05, 12)):
-            field_stop, plain_stop = first_stop(field, speed, floor), first_stop(plain, speed, floor)
-            if time_to_target([10_000 * 0.95], [curve(speed, 9_500, floor)], TARGET) < math.inf:
-                # A would-be winner: never stopped sooner than by the forecast rules, and with
-                # the prior right (same floor) not at all.
-                assert field_stop is None or (plain_stop is not None and field_stop >= plain_stop)
-                assert floor != 1.5 or field_stop is None, speed
-            else:
-                assert field_stop is not None and field_stop <= (plain_stop or 40), (speed, floor)
+    for speed, floor, would_win in probe_grid():
+        field_stop, plain_stop = first_stop(field, speed, floor), first_stop(plain, speed, floor)
+        if would_win:
+            # Never stopped sooner than by the forecast rules, and with the prior right (same
+            # floor) not at all.
+            assert field_stop is None or (plain_stop is not None and field_stop >= plain_stop)
+            assert floor != 1.5 or field_stop is None, speed
+        else:
+            assert field_stop is not None and field_stop <= (plain_stop or 40), (speed, floor)
     # A near miss (16% slower than the incumbent, same floor): the forecast rules run it until
     # it has spent the incumbent's time-to-target; the field rule stops it at its 2nd report.
     assert first_stop(plain, 0.0086, 1.5) == 10
@@ -404,14 +410,13 @@ def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() 
                 return i
         return None
 
-    for floor in (1.5, 1.6):
-        for speed in map(float, np.geomspace(0.002, 0.05, 12)):
-            field_stop, plain_stop = first_stop(halving, speed, floor), first_stop(plain, speed, floor)
-            if time_to_target([10_000 * 0.95], [curve(speed, 9_500, floor)], TARGET) < math.inf:
-                # A would-be winner with the finished trials' floor leads the field: never stopped.
-                assert floor != 1.5 or field_stop is None, speed
-            else:
-                assert field_stop is not None and field_stop <= (plain_stop or 40), (speed, floor)
+    for speed, floor, would_win in probe_grid():
+        field_stop, plain_stop = first_stop(halving, speed, floor), first_stop(plain, speed, floor)
+        if would_win:
+            # With the finished trials' floor it leads the field: never stopped.
+            assert floor != 1.5 or field_stop is None, speed
+        else:
+            assert field_stop is not None and field_stop <= (plain_stop or 40), (speed, floor)
     # A near miss (20% slower than the incumbent, same floor): the forecast rules run it until
     # it has spent the incumbent's time-to-target; the halving rule stops it at its first report.
     assert first_stop(plain, 0.0083, 1.5) == 10
