@@ -54,7 +54,13 @@ from pruning import Curve, load_grid  # noqa: E402
 from record_curves import DATA, DEFAULT_TARGETS, WORKLOADS, load_curves  # noqa: E402
 
 from convtune.curves import time_to_target  # noqa: E402
-from convtune.scaling import recommend  # noqa: E402
+from convtune.scaling import (  # noqa: E402
+    CONFIRMATIONS_ATTR,
+    ScalingModel,
+    best_confirmed,
+    confirm_id,
+    recommend,
+)
 from convtune.spec import StudySpec  # noqa: E402
 from convtune.study import SPEC_ATTR, finished_twin, make_pruner, make_sampler  # noqa: E402
 from convtune.target import Target  # noqa: E402
@@ -124,6 +130,7 @@ def replay(
     lr_range: str = "shared",
     duplicate_tolerance: float | None = None,
     other_seeds: list[Grid] | None = None,
+    confirm: tuple[int, int] | None = None,
 ) -> Replayed:
     """A study of ``n_trials`` trials, or of as many as ``budget_runs`` full planned runs pay for.
 
@@ -131,6 +138,12 @@ def replay(
     ends like a pruned trial, with a forecast), and the study ends there. With ``other_seeds``
     (the grid recorded with other training seeds) a trial replays the curve of a seed drawn at
     random among those that recorded its grid point, seed 0 included.
+
+    With ``confirm=(K, N)`` the search is followed by what ``convtune study confirm --top K
+    --seeds N`` runs: the K predicted-fastest configurations, N unpruned runs each, outside the
+    search budget (their cost is added to ``spent``). Each confirm run replays a seed's curve
+    that no earlier trial of this study replayed for that grid point while one is left, as a
+    fresh training seed would.
     """
     horizon = float(WORKLOADS[workload]["horizon"])
     spec = StudySpec.from_dict(
@@ -153,11 +166,20 @@ def replay(
     cap = math.inf if budget_runs is None else budget_runs * horizon
     spent = [0.0]
 
+    replayed: dict[tuple[Any, ...], set[int]] = {}  # grid point -> the seed curves trials replayed
+
     def objective(trial: optuna.Trial) -> float:
         recipe = space.recipe(trial).to_dict()
         key = grid_key(workload, recipe, grid)
         curves = seed_curves(key, grid, other_seeds)
-        curve = curves[int(np.random.default_rng([seed, trial.number]).integers(len(curves)))]
+        rng = np.random.default_rng([seed, trial.number])
+        fresh = [i for i in range(len(curves)) if i not in replayed.get(key, set())]
+        if trial.user_attrs.get("confirm") and fresh:
+            index = int(fresh[rng.integers(len(fresh))])
+        else:
+            index = int(rng.integers(len(curves)))
+        replayed.setdefault(key, set()).add(index)
+        curve = curves[index]
         levels = WORKLOADS[workload]["lr"][key[0]]
         recipe["peak_lr"] = levels[key[1]]  # what ran: the grid point's LR
         trial.set_user_attr("recipe", recipe)
@@ -172,7 +194,7 @@ def replay(
         seen = 0
         for i, (samples, value) in enumerate(zip(curve.samples, curve.metric, strict=True)):
             step = samples - (curve.samples[i - 1] if i else 0.0)
-            if spent[0] + step > cap:
+            if spent[0] + step > cap and not trial.user_attrs.get("confirm"):
                 break  # the study's budget is spent
             spent[0] += step
             seen = i + 1
@@ -211,7 +233,36 @@ def replay(
         study.optimize(objective, n_trials=n_trials)
     else:
         study.optimize(objective, n_trials=n_trials or 1000, callbacks=[out_of_budget])
+    if confirm is not None:
+        confirm_top(study, spec, *confirm)
+        study.pruner = optuna.pruners.NopPruner()  # confirm runs are full runs
+        study.optimize(objective, n_trials=len(study.user_attrs[CONFIRMATIONS_ATTR]) * confirm[1])
     return Replayed(study, spec, spent[0])
+
+
+def confirm_top(study: optuna.Study, spec: StudySpec, top: int, seeds: int) -> None:
+    """Plan and enqueue what ``convtune study confirm --top top --seeds seeds`` runs."""
+    try:
+        preds = ScalingModel.from_study(study, spec).top(top)
+    except ValueError:  # no trial reached the target: nothing to confirm
+        preds = []
+    plans = []
+    for pred in preds:
+        cid = confirm_id(pred.params)
+        plans.append(
+            {
+                "id": cid,
+                "params": pred.params,
+                "recipe": pred.recipe.to_dict(),
+                "predicted": pred.time_to_target,
+            }
+        )
+        for s in range(seeds):
+            study.enqueue_trial(
+                pred.params,
+                user_attrs={"confirm": True, "confirmed": True, "confirm_id": cid, "seed": spec.seed + 1 + s},
+            )
+    study.set_user_attr(CONFIRMATIONS_ATTR, plans)
 
 
 def true_times(grid: Grid, other_seeds: list[Grid] | None = None) -> dict[tuple[Any, ...], float]:
@@ -236,24 +287,31 @@ def score(
     """True time-to-target (``truth``, default seed 0's curves) of the study's best measured
     trial and of its recommendation."""
     truth = truth or true_times(grid)
-    reached = [t for t in run.study.trials if t.user_attrs.get("status") == "reached"]
+    reached = [
+        t
+        for t in run.study.trials
+        if t.user_attrs.get("status") == "reached" and not t.user_attrs.get("confirm")
+    ]
     fastest = min(reached, key=lambda t: t.value, default=None)  # type: ignore[arg-type, return-value]
     measured = (
         truth[grid_key(workload, fastest.user_attrs["recipe"], grid)] if fastest is not None else math.inf
     )
     started = time.perf_counter()
     recommend_kwargs.setdefault("n_candidates", 1000)
+    confirmed = best_confirmed(run.study)
     try:
         rec = recommend(run.study, run.spec, **recommend_kwargs)
-        rec_key = grid_key(workload, rec.recipe.to_dict(), grid)
+        # What `study best` and `study export` take first: the confirmed fastest.
+        recipe = confirmed["recipe"] if confirmed is not None else rec.recipe.to_dict()
+        rec_key = grid_key(workload, recipe, grid)
         rec_ttt = truth[rec_key]
         ran = {
             grid_key(workload, t.user_attrs["recipe"], grid)
             for t in run.study.trials
-            if "recipe" in t.user_attrs
+            if "recipe" in t.user_attrs and not t.user_attrs.get("confirm")
         }
         between = rec_key not in ran  # a grid point no trial of the study ran
-        predicted, is_measured = rec.time_to_target, rec.measured_trial is not None
+        predicted, is_measured = rec.time_to_target, rec.measured_trial is not None or confirmed is not None
     except ValueError:  # no trial reached the target: the study recommends nothing
         rec_ttt, between, predicted, is_measured = math.inf, False, math.nan, False
     return {
@@ -331,6 +389,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help=f"trials replay a random training seed's curve; score by the mean over seeds ({SEED_DATA.name})",
     )
+    parser.add_argument(
+        "--confirm",
+        type=int,
+        nargs=2,
+        metavar=("K", "N"),
+        default=None,
+        help="after the search, run what `study confirm --top K --seeds N` runs and score what "
+        "`study best` then prefers (the confirmed fastest); their cost counts",
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -383,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
                 lr_range=args.lr_range,
                 duplicate_tolerance=args.duplicate_tolerance,
                 other_seeds=other_seeds,
+                confirm=tuple(args.confirm) if args.confirm else None,
                 **how,
             )
             rows.append(score(args.workload, grid, run, truth))

@@ -313,6 +313,13 @@ def _per_optimizer(params: list[Param], where: str) -> tuple[Param, ...]:
         if not own:
             continue
         shared = next((p for p in params if p.name == knob), None)
+        if shared is not None and own >= set(optimizer.choices or ()):
+            # It would silently do nothing: a user who edits it expects the LRs to move.
+            raise ConfigError(
+                f"the top-level {knob} is unused: every optimizer choice has its own",
+                where=f"{where}: {knob}",
+                fix=f"remove the top-level {knob}, or drop the {knob} of the optimizer it is meant for",
+            )
         children = dict(optimizer.children)
         for choice in optimizer.choices or ():
             if choice in own:

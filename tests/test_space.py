@@ -209,6 +209,10 @@ BAD_SPACES = {
         "optimizer:\n  choices: [adamw, lion]\n  lion: {peak_lr: {low: 1.0e-5, high: 1.0e-3, log: true}}\n",
         "optimizer.adamw",
     ),
+    "per_optimizer_lr_shadowing_the_shared_one": (
+        BASE + "optimizer:\n  choices: [adamw, lion]\n  adamw: {peak_lr: 3.0e-3}\n  lion: {peak_lr: 3.0e-4}\n",
+        "top-level peak_lr is unused",
+    ),
     "per_optimizer_lr_not_a_range": (
         BASE + "optimizer:\n  choices: [adamw, lion]\n  lion: {peak_lr: {lo: 1.0e-5, high: 1.0e-3}}\n",
         "lion.peak_lr",
