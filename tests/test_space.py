@@ -210,7 +210,8 @@ BAD_SPACES = {
         "optimizer.adamw",
     ),
     "per_optimizer_lr_shadowing_the_shared_one": (
-        BASE + "optimizer:\n  choices: [adamw, lion]\n  adamw: {peak_lr: 3.0e-3}\n  lion: {peak_lr: 3.0e-4}\n",
+        BASE
+        + "optimizer:\n  choices: [adamw, lion]\n  adamw: {peak_lr: 3.0e-3}\n  lion: {peak_lr: 3.0e-4}\n",
         "top-level peak_lr is unused",
     ),
     "per_optimizer_lr_not_a_range": (

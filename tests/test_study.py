@@ -10,6 +10,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 from services import postgres_url
+from specs import digits_spec
 
 from convtune.spec import StudySpec, load_spec
 from convtune.study import Objective, create_study, measured_best, open_study, penalty, run_study
@@ -24,18 +25,8 @@ SPACE = {
 
 
 def tiny_spec(**overrides: object) -> StudySpec:
-    data = {
-        "workload": "digits",
-        "space": SPACE,
-        "target": "accuracy>=0.93",
-        "cost": "samples",
-        "max_cost": 6144,
-        "eval_every": {"samples": 1024},
-        "pruner": "none",
-        "seed": 0,
-    }
-    data.update(overrides)
-    return StudySpec.from_dict(data)
+    defaults = {"space": SPACE, "target": "accuracy>=0.93", "max_cost": 6144, "eval_every": {"samples": 1024}}
+    return digits_spec(**(defaults | overrides))
 
 
 def test_reached_trials_rank_above_unreached_and_unreached_by_gap(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import services
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import TrialState
+from specs import digits_spec
 
 from convtune.errors import ConfigError, StorageError
 from convtune.spec import StudySpec
@@ -38,20 +39,15 @@ SPACE = {
 
 
 def tiny_spec(**overrides: object) -> StudySpec:
-    data = {
-        "workload": "digits",
+    # Every trial must train (curves, leases, retries): no near-repeat reuses an outcome.
+    defaults = {
         "space": SPACE,
         "target": "accuracy>=0.9",
-        "cost": "samples",
         "max_cost": 2048,
         "eval_every": {"samples": 512},
-        "pruner": "none",
-        "seed": 0,
-        # Every trial must train (curves, leases, retries): no near-repeat reuses an outcome.
         "duplicate_tolerance": 0.0,
     }
-    data.update(overrides)
-    return StudySpec.from_dict(data)
+    return digits_spec(**(defaults | overrides))
 
 
 def test_optuna5_journal_storage_has_no_heartbeat(tmp_path: Path) -> None:
