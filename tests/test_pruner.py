@@ -402,10 +402,12 @@ def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() 
             cost = i * EVERY
             if d.reason == "behind-at-equal-cost":
                 # Behind the fastest third at this very cost (a finished trial that had reached
-                # counts as 0), and recorded as no faster than the incumbent.
+                # counts as 0), and recorded as no faster than the incumbent plus the margin: it
+                # ranks below every trial that reached within the margin, not level with the best.
                 field_gaps = [gaps.get(cost, 0.0) for gaps in finished_gaps.values()]
                 assert curve(speed, cost, floor) - 1.9 > np.quantile(field_gaps, 1 / 3)
-                assert d.forecast is not None and d.forecast.estimate >= incumbent
+                assert d.incumbent == incumbent
+                assert d.forecast is not None and d.forecast.estimate >= incumbent * 1.25
             if d.prune:
                 return i
         return None
@@ -421,6 +423,20 @@ def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() 
     # it has spent the incumbent's time-to-target; the halving rule stops it at its first report.
     assert first_stop(plain, 0.0083, 1.5) == 10
     assert first_stop(halving, 0.0083, 1.5) == 1
+
+
+def test_halving_rule_records_a_stopped_trial_no_faster_than_the_incumbent_plus_the_margin() -> None:
+    # The sampler learns from the recorded value: floored at the incumbent alone, a trial the
+    # field put behind would rank level with the best, or above trials that reached within the
+    # margin.
+    halving = TimeToTargetPruner(TARGET, margin=0.25, halving_quantile=1 / 3)
+    study, incumbent = three_finished_trials()
+    *_, (i, trial, decision) = probe(halving, study, 0.009, 1.52)  # would reach at ~12,300
+    assert decision.reason == "behind-at-equal-cost" and i == 3
+    own = halving.forecast_trial(study, trial).estimate
+    assert incumbent < own < incumbent * 1.25  # its own forecast would rank it within the margin
+    assert decision.forecast is not None
+    assert decision.forecast.estimate == pytest.approx(incumbent * 1.25)
 
 
 def test_convtune_spec_chooses_the_strict_rule_by_default_and_the_field_rule_on_request() -> None:

@@ -181,7 +181,8 @@ def test_a_nearly_identical_configuration_reuses_the_outcome(tmp_path: Path) -> 
 
 def test_halving_pruner_stops_a_trial_behind_at_its_first_evaluation(tmp_path: Path) -> None:
     """`pruner: time_to_target_halving` in a real study: a slow LR behind the finished trial at
-    equal cost stops at its first evaluation, recorded as no faster than the incumbent."""
+    equal cost stops at its first evaluation, recorded as no faster than the incumbent plus the
+    pruner's margin (25%)."""
     url = f"sqlite:///{tmp_path / 'halving.db'}"
     study = create_study("halving", tiny_spec(pruner="time_to_target_halving"), url)
     for lr in (3.0e-2, 1.0e-4):
@@ -194,4 +195,4 @@ def test_halving_pruner_stops_a_trial_behind_at_its_first_evaluation(tmp_path: P
     assert slow.user_attrs["status"] == "stopped"
     assert slow.user_attrs["reason"] == "pruned: behind-at-equal-cost"
     assert len(slow.intermediate_values) == 1
-    assert slow.value >= fast.value
+    assert slow.value >= 1.25 * fast.value

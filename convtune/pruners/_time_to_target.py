@@ -98,8 +98,11 @@ class TimeToTargetPruner(BasePruner):
     for a study that tries about twice as many configurations on the same budget: the best
     configurations lead the field from their first evaluations (on the recorded grids the
     fastest three ranked in the top 10 of 126 at the first). The forecast recorded for such a
-    trial is floored at the incumbent: the field says it is slower, whatever an extrapolation
-    from a point or two says. Before any trial has reached the target the incumbent is
+    trial is floored at the incumbent plus ``margin``, where the forecast rules stop: the field
+    says it is slower, whatever an extrapolation from a point or two says, and the sampler must
+    not learn from it as from a trial that reached the target within the margin (floored at the
+    incumbent itself, stopped trials tied with the best; the replays picked worse). Before any
+    trial has reached the target the incumbent is
     infinite, so such a trial is recorded as not reaching it (a convtune study then scores it
     by its gap, like any unreached trial).
 
@@ -245,9 +248,13 @@ class TimeToTargetPruner(BasePruner):
             summaries, float(costs[-1]), self._halving_quantile
         ):
             forecast = self._forecast(trial, self._prior(summaries), costs, values)
-            # The floor holds with no incumbent too (inf): behind the field, "never" is recorded.
-            if forecast.estimate < incumbent:
-                forecast = replace(forecast, estimate=incumbent, high=max(forecast.high, incumbent))
+            # Floored where the forecast rules stop a trial (the incumbent plus the margin): the
+            # sampler learns from the recorded value, and a trial the field put behind must not
+            # rank with the incumbent or above a trial that reached within the margin. The floor
+            # holds with no incumbent too (inf): behind the field, "never" is recorded.
+            floor = incumbent * (1.0 + self._margin)
+            if forecast.estimate < floor:
+                forecast = replace(forecast, estimate=floor, high=max(forecast.high, floor))
             return PruneDecision(True, "behind-at-equal-cost", forecast, incumbent)
         if costs.size < self._n_warmup_reports:
             return PruneDecision(False, "warm-up", None, incumbent)
