@@ -723,12 +723,24 @@ def _requeue_preempted(study: optuna.Study, trial_id: int | None) -> None:
 
 
 class _QuietInterrupt(logging.Filter):
-    """Ctrl-C is no crash: Optuna's "trial failed" warning for it comes without a traceback."""
+    """Ctrl-C is no crash: Optuna's two "trial N failed" warnings for it are dropped.
+
+    convtune reports the interruption itself (the trial is marked ``interrupted`` and the CLI
+    prints how to resume); Optuna's lines, the second of which says only "failed with value
+    None", read like a crash beside it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._follow_up: dict[int | None, str] = {}  # thread -> the warning that follows
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
-            record.exc_info, record.exc_text = None, None
-        return True
+            number = record.getMessage().split()[1]  # "Trial N failed with parameters: ..."
+            self._follow_up[record.thread] = f"Trial {number} failed with value "
+            return False
+        follow_up = self._follow_up.pop(record.thread, None)
+        return follow_up is None or not record.getMessage().startswith(follow_up)
 
 
 _quiet_interrupt = _QuietInterrupt()
