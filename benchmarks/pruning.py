@@ -95,8 +95,13 @@ def load_grid(
     workload: str, target: Target, path: Path = DATA, seed: int = 0
 ) -> dict[tuple[Any, ...], Curve]:
     """The recorded curve of every grid point, for one training seed (0: the original grid)."""
+    return grid_of(load_curves(path, workload, seed), target)
+
+
+def grid_of(runs: list[dict[str, Any]], target: Target) -> dict[tuple[Any, ...], Curve]:
+    """Recorded runs (``record_curves.load_curves``) as curves keyed by grid point."""
     grid: dict[tuple[Any, ...], Curve] = {}
-    for run in load_curves(path, workload, seed):
+    for run in runs:
         ev = run["evals"]
         samples = np.asarray(ev["samples"], dtype=float)
         metric = np.asarray([math.nan if v is None else v for v in ev["metric"]], dtype=float)

@@ -50,7 +50,7 @@ import numpy as np
 import optuna
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pruning import Curve, load_grid  # noqa: E402
+from pruning import Curve, grid_of, load_grid  # noqa: E402
 from record_curves import DATA, DEFAULT_TARGETS, WORKLOADS, load_curves  # noqa: E402
 
 from convtune.curves import time_to_target  # noqa: E402
@@ -273,8 +273,10 @@ def true_times(grid: Grid, other_seeds: list[Grid] | None = None) -> dict[tuple[
 
 def load_other_seeds(workload: str, target: Target) -> list[Grid]:
     """The grid as recorded with each training seed other than 0 (``SEED_DATA``)."""
-    seeds = sorted({run["knobs"].get("seed", 0) for run in load_curves(SEED_DATA, workload)} - {0})
-    return [load_grid(workload, target, SEED_DATA, seed) for seed in seeds]
+    by_seed: dict[int, list[dict[str, Any]]] = {}
+    for run in load_curves(SEED_DATA, workload):
+        by_seed.setdefault(run["knobs"].get("seed", 0), []).append(run)
+    return [grid_of(runs, target) for seed, runs in sorted(by_seed.items()) if seed != 0]
 
 
 def score(
