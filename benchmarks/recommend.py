@@ -54,13 +54,7 @@ from pruning import Curve, grid_of, load_grid  # noqa: E402
 from record_curves import DATA, DEFAULT_TARGETS, WORKLOADS, load_curves  # noqa: E402
 
 from convtune.curves import time_to_target  # noqa: E402
-from convtune.scaling import (  # noqa: E402
-    CONFIRMATIONS_ATTR,
-    ScalingModel,
-    best_confirmed,
-    confirm_id,
-    recommend,
-)
+from convtune.scaling import best_confirmed, enqueue_confirmations, recommend  # noqa: E402
 from convtune.spec import StudySpec  # noqa: E402
 from convtune.study import SPEC_ATTR, finished_twin, make_pruner, make_sampler  # noqa: E402
 from convtune.target import Target  # noqa: E402
@@ -234,35 +228,13 @@ def replay(
     else:
         study.optimize(objective, n_trials=n_trials or 1000, callbacks=[out_of_budget])
     if confirm is not None:
-        confirm_top(study, spec, *confirm)
+        try:  # what `convtune study confirm --top K --seeds N` enqueues
+            n_confirm = len(enqueue_confirmations(study, spec, *confirm)) * confirm[1]
+        except ValueError:  # no trial reached the target: nothing to confirm
+            n_confirm = 0
         study.pruner = optuna.pruners.NopPruner()  # confirm runs are full runs
-        study.optimize(objective, n_trials=len(study.user_attrs[CONFIRMATIONS_ATTR]) * confirm[1])
+        study.optimize(objective, n_trials=n_confirm)
     return Replayed(study, spec, spent[0])
-
-
-def confirm_top(study: optuna.Study, spec: StudySpec, top: int, seeds: int) -> None:
-    """Plan and enqueue what ``convtune study confirm --top top --seeds seeds`` runs."""
-    try:
-        preds = ScalingModel.from_study(study, spec).top(top)
-    except ValueError:  # no trial reached the target: nothing to confirm
-        preds = []
-    plans = []
-    for pred in preds:
-        cid = confirm_id(pred.params)
-        plans.append(
-            {
-                "id": cid,
-                "params": pred.params,
-                "recipe": pred.recipe.to_dict(),
-                "predicted": pred.time_to_target,
-            }
-        )
-        for s in range(seeds):
-            study.enqueue_trial(
-                pred.params,
-                user_attrs={"confirm": True, "confirmed": True, "confirm_id": cid, "seed": spec.seed + 1 + s},
-            )
-    study.set_user_attr(CONFIRMATIONS_ATTR, plans)
 
 
 def true_times(grid: Grid, other_seeds: list[Grid] | None = None) -> dict[tuple[Any, ...], float]:

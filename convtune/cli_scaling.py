@@ -42,37 +42,16 @@ def study_confirm(
     """
     import optuna
 
-    from convtune.scaling import CONFIRMATIONS_ATTR, ScalingModel, confirm_id, confirmations
+    from convtune.scaling import CONFIRMATIONS_ATTR, confirmations, enqueue_confirmations
     from convtune.study import cost_unit, open_study, run_study
 
     study, spec = open_study(name, storage)
     try:
-        preds = ScalingModel.from_study(study, spec).top(top)
+        preds = enqueue_confirmations(study, spec, top, seeds)
     except ValueError as exc:
         from convtune.errors import StudyError
 
         raise StudyError(str(exc), where=f"study {name}", fix="run more trials first") from None
-    plans = list(study.user_attrs.get(CONFIRMATIONS_ATTR) or [])
-    for pred in preds:
-        cid = confirm_id(pred.params)
-        if not any(p["id"] == cid for p in plans):
-            plans.append(
-                {
-                    "id": cid,
-                    "params": pred.params,
-                    "recipe": pred.recipe.to_dict(),
-                    "predicted": pred.time_to_target,
-                    "interval": list(pred.interval),
-                    "level": pred.level,
-                }
-            )
-        for s in range(seeds):
-            # Seeds after the spec's: the spec's own seed already ran in the search.
-            study.enqueue_trial(
-                pred.params,
-                user_attrs={"confirm": True, "confirmed": True, "confirm_id": cid, "seed": spec.seed + 1 + s},
-            )
-    study.set_user_attr(CONFIRMATIONS_ATTR, plans)
     run_study(name, n_trials=len(preds) * seeds, storage=storage, pruner=optuna.pruners.NopPruner())
     study, spec = open_study(name, storage)
     done = confirmations(study)

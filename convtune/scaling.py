@@ -977,6 +977,42 @@ def confirmations(study: optuna.Study) -> list[dict[str, Any]]:
     return out
 
 
+def enqueue_confirmations(
+    study: optuna.Study, spec: StudySpec | None = None, top: int = 3, seeds: int = 2
+) -> list[Prediction]:
+    """Plan what ``convtune study confirm --top K --seeds N`` runs and enqueue its trials.
+
+    The ``top`` predicted-fastest configurations (:meth:`ScalingModel.top`) join the study's
+    ``confirmations`` plan (each with its prediction and interval), and each is enqueued
+    ``seeds`` times with the seeds after the spec's (whose run the search already made), marked
+    ``confirm``. Running them, unpruned, is the caller's: :func:`convtune.study.run_study` with
+    a ``NopPruner``. Raises ``ValueError`` before any trial reached the target.
+    """
+    spec = spec or _spec_of(study)
+    preds = ScalingModel.from_study(study, spec).top(top)
+    plans = list(study.user_attrs.get(CONFIRMATIONS_ATTR) or [])
+    for pred in preds:
+        cid = confirm_id(pred.params)
+        if not any(p["id"] == cid for p in plans):
+            plans.append(
+                {
+                    "id": cid,
+                    "params": pred.params,
+                    "recipe": pred.recipe.to_dict(),
+                    "predicted": pred.time_to_target,
+                    "interval": list(pred.interval),
+                    "level": pred.level,
+                }
+            )
+        for s in range(seeds):
+            study.enqueue_trial(
+                pred.params,
+                user_attrs={"confirm": True, "confirmed": True, "confirm_id": cid, "seed": spec.seed + 1 + s},
+            )
+    study.set_user_attr(CONFIRMATIONS_ATTR, plans)
+    return preds
+
+
 def best_confirmed(study: optuna.Study) -> dict[str, Any] | None:
     """The confirmed configuration with the lowest mean time whose every seed reached the target."""
     done = [c for c in confirmations(study) if c["trials"] and c["n_reached"] == len(c["trials"])]
