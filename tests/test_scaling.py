@@ -285,6 +285,29 @@ def test_confirmed_results_are_preferred_and_widen_intervals() -> None:
     assert width(after) > width(before)
 
 
+def test_enqueue_confirmations_plans_the_top_k_once_and_enqueues_n_fresh_seeds_each() -> None:
+    from optuna.trial import TrialState
+
+    from convtune.scaling import CONFIRMATIONS_ATTR, confirm_id, enqueue_confirmations
+
+    s = spec()
+    study = synthetic_study(s, [1e-3, 4e-3, 1.6e-2])
+    preds = enqueue_confirmations(study, s, top=2, seeds=3)
+    assert len(preds) == 2 and preds[0].time_to_target <= preds[1].time_to_target
+    plans = study.user_attrs[CONFIRMATIONS_ATTR]
+    assert [p["id"] for p in plans] == [confirm_id(p.params) for p in preds]
+    waiting = study.get_trials(states=(TrialState.WAITING,))
+    assert len(waiting) == 6
+    for pred in preds:
+        runs = [t for t in waiting if t.user_attrs["confirm_id"] == confirm_id(pred.params)]
+        # The spec's own seed ran in the search: the confirm runs take the next ones.
+        assert sorted(t.user_attrs["seed"] for t in runs) == [s.seed + 1, s.seed + 2, s.seed + 3]
+        assert all(t.user_attrs["confirm"] and t.system_attrs["fixed_params"] == pred.params for t in runs)
+    enqueue_confirmations(study, s, top=2, seeds=1)  # confirming again adds runs, not plans
+    assert len(study.user_attrs[CONFIRMATIONS_ATTR]) == 2
+    assert len(study.get_trials(states=(TrialState.WAITING,))) == 8
+
+
 def test_params_key_is_stable_under_float_noise() -> None:
     assert params_key({"a": 0.1 + 0.2, "b": 1}) == params_key({"b": 1, "a": 0.3})
 
