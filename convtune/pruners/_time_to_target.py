@@ -101,8 +101,9 @@ class TimeToTargetPruner(BasePruner):
     trial is floored at the incumbent plus ``margin``, where the forecast rules stop: the field
     says it is slower, whatever an extrapolation from a point or two says, and the sampler must
     not learn from it as from a trial that reached the target within the margin (floored at the
-    incumbent itself, stopped trials tied with the best; the replays picked worse). Before any
-    trial has reached the target the incumbent is
+    incumbent itself, such trials tied with the best and TPE counted them among its best; on the
+    recorded-grid replays the two floors picked alike within noise). Before any trial has
+    reached the target the incumbent is
     infinite, so such a trial is recorded as not reaching it (a convtune study then scores it
     by its gap, like any unreached trial).
 
