@@ -26,8 +26,12 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Markdown: a docstring's wrapped lines read as one paragraph in --help, `code` as code.
+    rich_markup_mode="markdown",
 )
-study_app = typer.Typer(help="Create, run and inspect studies.", no_args_is_help=True)
+study_app = typer.Typer(
+    help="Create, run and inspect studies.", no_args_is_help=True, rich_markup_mode="markdown"
+)
 app.add_typer(study_app, name="study")
 
 console = Console(width=None if sys.stdout.isatty() else 150)

@@ -15,7 +15,9 @@ from rich.table import Table
 from convtune.cli import StorageOpt, _fmt, app, console, study_app
 
 probe_app = typer.Typer(
-    help="Cheap probes that narrow a study's space before (or while) it runs.", no_args_is_help=True
+    help="Cheap probes that narrow a study's space before (or while) it runs.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
 )
 app.add_typer(probe_app, name="probe")
 
