@@ -167,12 +167,11 @@ def replay(
         key = grid_key(workload, recipe, grid)
         curves = seed_curves(key, grid, other_seeds)
         rng = np.random.default_rng([seed, trial.number])
-        fresh = [i for i in range(len(curves)) if i not in replayed.get(key, set())]
-        if trial.user_attrs.get("confirm") and fresh:
-            index = int(fresh[rng.integers(len(fresh))])
-        else:
-            index = int(rng.integers(len(curves)))
-        replayed.setdefault(key, set()).add(index)
+        confirming = bool(trial.user_attrs.get("confirm"))
+        seen_curves = replayed.setdefault(key, set())
+        fresh = [i for i in range(len(curves)) if i not in seen_curves] if confirming else []
+        index = int(fresh[rng.integers(len(fresh))]) if fresh else int(rng.integers(len(curves)))
+        seen_curves.add(index)
         curve = curves[index]
         levels = WORKLOADS[workload]["lr"][key[0]]
         recipe["peak_lr"] = levels[key[1]]  # what ran: the grid point's LR
@@ -188,7 +187,7 @@ def replay(
         seen = 0
         for i, (samples, value) in enumerate(zip(curve.samples, curve.metric, strict=True)):
             step = samples - (curve.samples[i - 1] if i else 0.0)
-            if spent[0] + step > cap and not trial.user_attrs.get("confirm"):
+            if spent[0] + step > cap and not confirming:
                 break  # the study's budget is spent
             spent[0] += step
             seen = i + 1

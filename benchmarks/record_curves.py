@@ -159,6 +159,12 @@ def recorded_keys(path: Path = DATA) -> set[str]:
     return keys
 
 
+def is_recorded(workload: str, knobs: dict[str, Any], keys: set[str]) -> bool:
+    """Whether ``recorded_keys`` holds this grid point (by its config hash or its knobs)."""
+    config = config_for(workload, knobs.get("seed", 0))
+    return run_key(workload, recipe_for(workload, knobs), config) in keys or knob_key(workload, knobs) in keys
+
+
 def load_curves(
     path: Path = DATA, workload: str | None = None, seed: int | None = None
 ) -> list[dict[str, Any]]:
@@ -258,13 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fastest is not None:
         chosen = fastest(args.workload, chosen, args.fastest)
     points = [k | ({"seed": s} if s else {}) for s in args.seeds for k in chosen]
-    todo = [
-        k
-        for k in points[index::count]
-        if run_key(args.workload, recipe_for(args.workload, k), config_for(args.workload, k.get("seed", 0)))
-        not in done
-        and knob_key(args.workload, k) not in done
-    ]
+    todo = [k for k in points[index::count] if not is_recorded(args.workload, k, done)]
     n_runs = len(load_curves(args.out, args.workload))
     print(f"{args.workload}: {n_runs} runs recorded, {len(todo)} grid points left", flush=True)
     wl = build_workload(args.workload)
@@ -273,12 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.max_minutes is not None and time.monotonic() - start > 60 * args.max_minutes:
             print("time is up; rerun to resume", flush=True)
             break
-        now = recorded_keys(args.out)
-        config = config_for(args.workload, knobs.get("seed", 0))
-        if (
-            run_key(args.workload, recipe_for(args.workload, knobs), config) in now
-            or knob_key(args.workload, knobs) in now
-        ):
+        if is_recorded(args.workload, knobs, recorded_keys(args.out)):
             continue  # another shard (or session) recorded it meanwhile
         run = record_one(args.workload, wl, knobs)
         with args.out.open("a") as fh:

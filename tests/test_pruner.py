@@ -7,7 +7,7 @@ import json
 import math
 import multiprocessing
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -352,6 +352,23 @@ def probe_grid() -> Iterator[tuple[float, float, bool]]:
             yield speed, floor, time_to_target([9_500.0], [curve(speed, 9_500, floor)], TARGET) < math.inf
 
 
+FirstStop = Callable[[TimeToTargetPruner, float, float], "int | None"]
+
+
+def winners_on_probe_grid(
+    first_stop: FirstStop, rule: TimeToTargetPruner, plain: TimeToTargetPruner
+) -> Iterator[tuple[float, float, int | None, int | None]]:
+    """Every probe of the grid through ``rule`` and the forecast rules alone (``plain``); a probe
+    that would lose must be stopped by ``rule``, and no later than by the forecast rules. Yields
+    the would-be winners: speed, floor, and where each first stopped it (None: never)."""
+    for speed, floor, would_win in probe_grid():
+        rule_stop, plain_stop = first_stop(rule, speed, floor), first_stop(plain, speed, floor)
+        if would_win:
+            yield speed, floor, rule_stop, plain_stop
+        else:
+            assert rule_stop is not None and rule_stop <= (plain_stop or 40), (speed, floor)
+
+
 def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier() -> None:
     # Three finished trials (the fastest reaches at 10,000). Probes of many speeds replay their
     # prefixes through the forecast rules alone and with the field rule. The probes' floors are
@@ -372,15 +389,11 @@ def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier()
                 return i
         return None
 
-    for speed, floor, would_win in probe_grid():
-        field_stop, plain_stop = first_stop(field, speed, floor), first_stop(plain, speed, floor)
-        if would_win:
-            # Never stopped sooner than by the forecast rules, and with the prior right (same
-            # floor) not at all.
-            assert field_stop is None or (plain_stop is not None and field_stop >= plain_stop)
-            assert floor != 1.5 or field_stop is None, speed
-        else:
-            assert field_stop is not None and field_stop <= (plain_stop or 40), (speed, floor)
+    for speed, floor, field_stop, plain_stop in winners_on_probe_grid(first_stop, field, plain):
+        # Never stopped sooner than by the forecast rules, and with the prior right (same floor)
+        # not at all.
+        assert field_stop is None or (plain_stop is not None and field_stop >= plain_stop)
+        assert floor != 1.5 or field_stop is None, speed
     # A near miss (16% slower than the incumbent, same floor): the forecast rules run it until
     # it has spent the incumbent's time-to-target; the field rule stops it at its 2nd report.
     assert first_stop(plain, 0.0086, 1.5) == 10
@@ -412,13 +425,9 @@ def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() 
                 return i
         return None
 
-    for speed, floor, would_win in probe_grid():
-        field_stop, plain_stop = first_stop(halving, speed, floor), first_stop(plain, speed, floor)
-        if would_win:
-            # With the finished trials' floor it leads the field: never stopped.
-            assert floor != 1.5 or field_stop is None, speed
-        else:
-            assert field_stop is not None and field_stop <= (plain_stop or 40), (speed, floor)
+    for speed, floor, halving_stop, _plain_stop in winners_on_probe_grid(first_stop, halving, plain):
+        # With the finished trials' floor it leads the field: never stopped.
+        assert floor != 1.5 or halving_stop is None, speed
     # A near miss (20% slower than the incumbent, same floor): the forecast rules run it until
     # it has spent the incumbent's time-to-target; the halving rule stops it at its first report.
     assert first_stop(plain, 0.0083, 1.5) == 10

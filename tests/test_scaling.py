@@ -432,7 +432,7 @@ def test_recommend_searches_each_optimizers_own_lr_range() -> None:
 
 
 def test_forecasts_from_fewer_than_three_evaluations_are_left_out_of_the_fits() -> None:
-    """The field pruner stops many trials at their first evaluations; a forecast from one point
+    """The halving pruner stops many trials at their first evaluations; a forecast from one point
     is mostly the curve prior, so it must not pull the recommendation (here: 10× too fast)."""
     s = spec()
     study = optuna.create_study(direction="minimize")

@@ -245,7 +245,8 @@ class TimeToTargetPruner(BasePruner):
             # Exact, so no margin and no warm-up: a trial that has spent what the measured best
             # needed without reaching the target can only reach it later, and cannot be picked.
             return PruneDecision(True, "slower-than-measured-best", None, incumbent)
-        if self._halving_quantile is not None and self._target.gap(float(values[-1])) > self._field_at(
+        gap = self._target.gap(float(values[-1]))
+        if self._halving_quantile is not None and gap > self._field_at(
             summaries, float(costs[-1]), self._halving_quantile
         ):
             forecast = self._forecast(trial, self._prior(summaries), costs, values)
@@ -274,7 +275,6 @@ class TimeToTargetPruner(BasePruner):
         if self._field_quantile is not None:
             bar = incumbent if math.isfinite(incumbent) else (self._max_cost or math.inf)
             # The field is read only for a trial forecast to lose: most reports stop short of it.
-            gap = self._target.gap(float(values[-1]))
             if forecast.estimate >= bar and gap > self._field_at(
                 summaries, float(costs[-1]), self._field_quantile
             ):
