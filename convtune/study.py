@@ -169,7 +169,7 @@ def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
     # equal cost): a fifth to a quarter less spent there for the same picks. time_to_target_halving
     # stops a trial behind the fastest third at equal cost from its first report: a budget buys
     # about twice the trials, and on charlm's recorded-grid replays a 3-full-run study recommends
-    # within 10% of the best far more often (on digits' about as often; README). Both may stop a trial whose optimistic
+    # within 10% of the best far more often (on digits about as often; docs/benchmarks.md). Both may stop a trial whose optimistic
     # forecast still wins, so they are the user's choice, not the default.
     field_quantile = 0.2 if spec.pruner == "time_to_target_field" else None
     halving_quantile = 1 / 3 if spec.pruner == "time_to_target_halving" else None
