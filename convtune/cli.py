@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from convtune._format import readable
 from convtune.errors import ConvtuneError
 
 app = typer.Typer(
@@ -60,16 +61,6 @@ CollectiveTimeoutOpt = Annotated[
     float,
     typer.Option("--collective-timeout", help="Seconds before a rank stuck in a collective fails the trial."),
 ]
-
-
-def _fmt(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "∞"
-        return f"{value:.{digits}g}"
-    return str(value)
 
 
 @study_app.command("create")
@@ -245,17 +236,17 @@ def study_run(
                     current,
                     description=f"trial {event.trial}",
                     completed=min(event.cost, cap) if cap else event.cost,
-                    info=f"{spec.target_spec.metric}={_fmt(event.metric)} at {_fmt(event.cost)} {unit}",
+                    info=f"{spec.target_spec.metric}={readable(event.metric)} at {readable(event.cost)} {unit}",
                     visible=True,
                 )
                 return
             if event.status == "reached":
                 best.append(event.value)
             info = f"trial {event.trial}: {event.status}" + (
-                f" in {_fmt(event.value)} {unit}" if event.status == "reached" else ""
+                f" in {readable(event.value)} {unit}" if event.status == "reached" else ""
             )
             if best:
-                info += f" · best {_fmt(min(best))} {unit}"
+                info += f" · best {readable(min(best))} {unit}"
             progress.update(trials_task, advance=1, info=info)
             progress.reset(current, total=cap, visible=False)
 
@@ -334,7 +325,7 @@ def _run_workers(
             return
         done = f"trial {event.trial}: {event.status}"
         if event.status == "reached":
-            done += f" in {_fmt(event.value)} {unit}"
+            done += f" in {readable(event.value)} {unit}"
         console.print(done, markup=False, highlight=False)
 
     try:
@@ -428,21 +419,21 @@ def _print_trials(study: Any, spec: Any) -> None:
         row = trial_summary(trial)
         recipe = row["recipe"] or {}
         if row["time_to_target"] is not None:
-            ttt = _fmt(row["time_to_target"])
+            ttt = readable(row["time_to_target"])
         elif row["predicted_time_to_target"] is not None:
-            ttt = f"~{_fmt(row['predicted_time_to_target'])} (forecast)"
+            ttt = f"~{readable(row['predicted_time_to_target'])} (forecast)"
         else:
             ttt = "–"
         table.add_row(
             str(row["trial"]),
             row["status"] or trial.state.name.lower(),
             ttt,
-            _fmt(row["effective_batch_size"]),
+            readable(row["effective_batch_size"]),
             recipe.get("optimizer", "–"),
             recipe.get("schedule", "–"),
-            _fmt(recipe.get("peak_lr")),
+            readable(recipe.get("peak_lr")),
             recipe.get("precision", "–"),
-            _fmt(row["samples_per_second"]),
+            readable(row["samples_per_second"]),
         )
     console.print(table)
 
@@ -461,18 +452,18 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
 
     if report.get("baseline"):
         b = report["baseline"]
-        console.print(f"baseline: trial {b['trial']} ({b['status']}), {_fmt(b['time_to_target'])} {unit}")
+        console.print(f"baseline: trial {b['trial']} ({b['status']}), {readable(b['time_to_target'])} {unit}")
     if report.get("confirmed"):
         c = report["confirmed"]
         console.print(
-            f"[bold green]confirmed fastest to {spec.target}:[/] {_fmt(c['measured_mean'])} {unit} mean over "
-            f"{len(c['trials'])} seeds (range {_fmt(c['measured_min'])}–{_fmt(c['measured_max'])}; "
-            f"predicted {_fmt(c['predicted'])}){faster(c)}"
+            f"[bold green]confirmed fastest to {spec.target}:[/] {readable(c['measured_mean'])} {unit} mean over "
+            f"{len(c['trials'])} seeds (range {readable(c['measured_min'])}–{readable(c['measured_max'])}; "
+            f"predicted {readable(c['predicted'])}){faster(c)}"
         )
     if best:
         console.print(
             f"[bold green]fastest measured to {spec.target}:[/] trial {best['trial']} in "
-            f"{_fmt(best['time_to_target'])} {unit}{faster(best)}"
+            f"{readable(best['time_to_target'])} {unit}{faster(best)}"
         )
         console.print_json(json.dumps(best["recipe"]))
     else:
@@ -480,7 +471,7 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
         if report["best_forecast"]:
             f = report["best_forecast"]
             console.print(
-                f"closest: trial {f['trial']}, forecast {_fmt(f['predicted_time_to_target'])} {unit}"
+                f"closest: trial {f['trial']}, forecast {readable(f['predicted_time_to_target'])} {unit}"
             )
     pred = report.get("predicted")
     if pred:
@@ -491,8 +482,8 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
             else f"no trial ran it; nearest is trial {pred['nearest_trial']}"
         )
         console.print(
-            f"[bold cyan]predicted fastest:[/] {_fmt(pred['time_to_target'])} {unit} "
-            f"({pred['level']:.0%} interval {_fmt(low)}–{_fmt(high)}; {ran}; fits: "
+            f"[bold cyan]predicted fastest:[/] {readable(pred['time_to_target'])} {unit} "
+            f"({pred['level']:.0%} interval {readable(low)}–{readable(high)}; {ran}; fits: "
             f"{', '.join(pred['supported_by']) or 'none'}){faster(pred)}"
         )
         console.print_json(json.dumps(pred["recipe"]))

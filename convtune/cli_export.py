@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from convtune._format import readable
 from convtune.cli import StorageOpt, console, study_app
 
 
@@ -38,5 +39,5 @@ def study_export(
     path = export(doc, format, output)
     what = f"trial {doc.trial}" if doc.trial is not None else "the predicted recipe"
     ttt = doc.time_to_target if doc.time_to_target is not None else doc.predicted_time_to_target
-    when = f", time to target {ttt:.4g} {doc.cost_unit}" if ttt is not None else ""
+    when = f", time to target {readable(float(ttt))} {doc.cost_unit}" if ttt is not None else ""
     console.print(f"exported {what} ({doc.source}{when}) as {format} to {path}")

@@ -12,7 +12,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from convtune.cli import StorageOpt, _fmt, app, console, study_app
+from convtune._format import readable
+from convtune.cli import StorageOpt, app, console, study_app
 
 probe_app = typer.Typer(
     help="Cheap probes that narrow a study's space before (or while) it runs.",
@@ -65,10 +66,10 @@ def study_confirm(
     for c in done:
         table.add_row(
             c["id"],
-            _fmt(c["predicted"]),
-            f"{_fmt(c['interval'][0])}–{_fmt(c['interval'][1])}",
-            _fmt(c["measured_mean"]),
-            f"{_fmt(c['measured_min'])}–{_fmt(c['measured_max'])}",
+            readable(c["predicted"]),
+            f"{readable(c['interval'][0])}–{readable(c['interval'][1])}",
+            readable(c["measured_mean"]),
+            f"{readable(c['measured_min'])}–{readable(c['measured_max'])}",
             f"{c['n_reached']}/{len(c['trials'])}",
         )
     console.print(table)
@@ -171,8 +172,8 @@ def probe_lr_range(
     study.set_user_attr("probe_lr_range", record)
     low, high = found.suggested_bounds
     console.print(
-        f"{base.optimizer_name}, batch {base.effective_batch_size}: loss falls fastest at lr {_fmt(found.steepest_lr)}, "
-        f"lowest at {_fmt(found.min_loss_lr)}, blows up at {_fmt(found.blowup_lr)}; suggested peak_lr {_fmt(low)}–{_fmt(high)}"
+        f"{base.optimizer_name}, batch {base.effective_batch_size}: loss falls fastest at lr {readable(found.steepest_lr)}, "
+        f"lowest at {readable(found.min_loss_lr)}, blows up at {readable(found.blowup_lr)}; suggested peak_lr {readable(low)}–{readable(high)}"
     )
     if write_space is not None:
         _write_space(write_space, narrow_lr(spec.space, found.suggested_bounds, base.optimizer_name))
@@ -208,8 +209,8 @@ def probe_noise_scale(
     low, high = found.interval
     lo_b, hi_b = found.useful_batch_range
     console.print(
-        f"B_simple ≈ {_fmt(found.b_simple)} ({found.level:.0%} interval {_fmt(low)}–{_fmt(high)}); "
-        f"useful effective batch {_fmt(lo_b)}–{_fmt(hi_b)}"
+        f"B_simple ≈ {readable(found.b_simple)} ({found.level:.0%} interval {readable(low)}–{readable(high)}); "
+        f"useful effective batch {readable(lo_b)}–{readable(hi_b)}"
     )
     if write_space is not None:
         _write_space(write_space, narrow_batch(spec.space, found.useful_batch_range))

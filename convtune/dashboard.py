@@ -26,6 +26,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from convtune._format import readable
 from convtune.spec import StudySpec
 from convtune.storage import default_artifact_dir
 
@@ -74,7 +75,7 @@ def trial_summary_line(attrs: dict[str, Any], spec: StudySpec) -> str:
         head = status
     parts = [head, f"batch {attrs.get('effective_batch_size', '–')}"]
     if attrs.get("samples_per_second") is not None:
-        parts.append(f"{attrs['samples_per_second']:.4g} samples/s")
+        parts.append(f"{readable(float(attrs['samples_per_second']))} samples/s")
     if attrs.get("reason") and status != "reached":
         parts.append(str(attrs["reason"]))
     return " · ".join(parts)
@@ -108,7 +109,7 @@ def _describe(recipe: dict[str, Any] | None) -> str:
 def _fmt(value: float | None, unit: str) -> str:
     if value is None or not math.isfinite(value):
         return "–"
-    return f"{value:.4g} {unit}"
+    return f"{readable(float(value))} {unit}"
 
 
 def _recommendation_line(study: optuna.Study, spec: StudySpec, unit: str) -> str | None:
@@ -130,7 +131,7 @@ def _recommendation_line(study: optuna.Study, spec: StudySpec, unit: str) -> str
     )
     return (
         f"**Predicted fastest:** {_fmt(rec.time_to_target, unit)} "
-        f"({rec.level:.0%} interval {low:.4g}–{high:.4g}) — {_describe(rec.recipe.to_dict())}; {ran}. "
+        f"({rec.level:.0%} interval {readable(low)}–{readable(high)}) — {_describe(rec.recipe.to_dict())}; {ran}. "
         f"Export it with `--predicted`."
     )
 

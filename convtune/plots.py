@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convtune._format import readable
 from convtune.target import Target
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def learning_curve_figure(
     if measured is not None:
         ax.axvline(measured, color=colour, linestyle=":", linewidth=1)
         ax.plot([measured], [target.value], marker="*", markersize=12, color=colour,
-                label=f"reached at {measured:.4g} {unit}")  # fmt: skip
+                label=f"reached at {readable(float(measured))} {unit}")  # fmt: skip
     elif predicted is not None and math.isfinite(predicted):
         scale = _STEP_SCALE.get(cost, 1.0)
         low, high = attrs.get("forecast_low"), attrs.get("forecast_high")
@@ -81,7 +82,7 @@ def learning_curve_figure(
         if xs:
             ax.plot([xs[-1], predicted], [ys[-1], target.value], color=colour, linestyle="--", alpha=0.6)
         ax.plot([predicted], [target.value], marker="x", markersize=10, color=colour,
-                label=f"forecast {predicted:.4g} {unit}")  # fmt: skip
+                label=f"forecast {readable(float(predicted))} {unit}")  # fmt: skip
     ax.set_xlabel(f"cost ({unit})")
     ax.set_ylabel(target.metric)
     reason = attrs.get("reason")
