@@ -21,3 +21,16 @@ def readable(value: Any, digits: int = 4) -> str:
             return f"{value:,.0f}"
         return f"{value:.{digits}g}"
     return str(value)
+
+
+def describe_recipe(recipe: dict[str, Any] | None) -> str:
+    """A recipe on one line: the knobs a reader compares trials by."""
+    if not recipe:
+        return "–"
+    clip = recipe.get("clip_norm")
+    return (
+        f"{recipe.get('optimizer')} · {recipe.get('schedule')} · peak_lr {recipe.get('peak_lr'):.3g} · "
+        f"warmup {recipe.get('warmup_steps')} · batch {recipe.get('effective_batch_size')} "
+        f"({recipe.get('micro_batch_size')}×{recipe.get('grad_accum_steps')}×{recipe.get('world_size')}) · "
+        f"clip {clip if clip is not None else 'off'} · {recipe.get('precision')}"
+    )

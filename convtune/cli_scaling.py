@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from convtune._format import readable
+from convtune._format import describe_recipe, readable
 from convtune.cli import StorageOpt, app, console, study_app
 
 probe_app = typer.Typer(
@@ -45,7 +45,7 @@ def study_confirm(
     """
     import optuna
 
-    from convtune.scaling import CONFIRMATIONS_ATTR, confirmations, enqueue_confirmations
+    from convtune.scaling import CONFIRMATIONS_ATTR, best_confirmed, confirmations, enqueue_confirmations
     from convtune.study import cost_unit, open_study, run_study
 
     study, spec = open_study(name, storage)
@@ -61,11 +61,12 @@ def study_confirm(
     study.set_user_attr(CONFIRMATIONS_ATTR, done)  # the measured side, stored beside the plan
     unit = cost_unit(spec.cost)
     table = Table(title=f"{name}: predicted against measured ({unit})")
-    for column in ("config", "predicted", "interval", "measured mean", "seed range", "reached"):
+    table.add_column("configuration")
+    for column in ("predicted", "interval", "measured mean", "seed range", "reached"):
         table.add_column(column, justify="right")
     for c in done:
         table.add_row(
-            c["id"],
+            f"{c['id']}: {describe_recipe(c.get('recipe'))}",
             readable(c["predicted"]),
             f"{readable(c['interval'][0])}–{readable(c['interval'][1])}",
             readable(c["measured_mean"]),
@@ -73,6 +74,16 @@ def study_confirm(
             f"{c['n_reached']}/{len(c['trials'])}",
         )
     console.print(table)
+    best = best_confirmed(study)
+    if best is not None:
+        console.print(
+            f"confirmed fastest: {best['id']}, {readable(best['measured_mean'])} {unit} mean over "
+            f"{len(best['trials'])} seeds; `convtune study export {name}` exports it"
+        )
+    else:
+        console.print(
+            "no configuration reached the target with every seed: `study best` keeps the measured best"
+        )
 
 
 @study_app.command("plot")

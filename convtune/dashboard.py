@@ -26,7 +26,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from convtune._format import readable
+from convtune._format import describe_recipe, readable
 from convtune.spec import StudySpec
 from convtune.storage import default_artifact_dir
 
@@ -94,18 +94,6 @@ def _ttt(trial: FrozenTrial) -> tuple[float | None, bool]:
     return None, False
 
 
-def _describe(recipe: dict[str, Any] | None) -> str:
-    if not recipe:
-        return "–"
-    clip = recipe.get("clip_norm")
-    return (
-        f"{recipe.get('optimizer')} · {recipe.get('schedule')} · peak_lr {recipe.get('peak_lr'):.3g} · "
-        f"warmup {recipe.get('warmup_steps')} · batch {recipe.get('effective_batch_size')} "
-        f"({recipe.get('micro_batch_size')}×{recipe.get('grad_accum_steps')}×{recipe.get('world_size')}) · "
-        f"clip {clip if clip is not None else 'off'} · {recipe.get('precision')}"
-    )
-
-
 def _fmt(value: float | None, unit: str) -> str:
     if value is None or not math.isfinite(value):
         return "–"
@@ -131,7 +119,7 @@ def _recommendation_line(study: optuna.Study, spec: StudySpec, unit: str) -> str
     )
     return (
         f"**Predicted fastest:** {_fmt(rec.time_to_target, unit)} "
-        f"({rec.level:.0%} interval {readable(low)}–{readable(high)}) — {_describe(rec.recipe.to_dict())}; {ran}. "
+        f"({rec.level:.0%} interval {readable(low)}–{readable(high)}) — {describe_recipe(rec.recipe.to_dict())}; {ran}. "
         f"Export it with `--predicted`."
     )
 
@@ -153,7 +141,7 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
     if best is not None:
         lines.append(
             f"**Best measured:** trial {best.number}, {_fmt(best.value, unit)} — "
-            f"{_describe(best.user_attrs.get('recipe'))}"
+            f"{describe_recipe(best.user_attrs.get('recipe'))}"
         )
     else:
         lines.append(f"**Best measured:** no trial reached `{spec.target}` yet.")
@@ -186,7 +174,7 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
         value, forecast = _ttt(t)
         shown = ("~" if forecast else "") + _fmt(value, unit)
         lines.append(
-            f"| {t.number} | {t.user_attrs.get('status')} | {shown} | {_describe(t.user_attrs.get('recipe'))} |"
+            f"| {t.number} | {t.user_attrs.get('status')} | {shown} | {describe_recipe(t.user_attrs.get('recipe'))} |"
         )
     lines += [
         "",

@@ -70,10 +70,17 @@ def test_baseline_best_confirm_plot(project: Path, capsys: pytest.CaptureFixture
     code, out, err = cli(capsys, "study", "confirm", "s", "--top", "1", "--seeds", "1")
     assert code == 0, err
     assert "predicted against measured" in out
+    confirm_out = out
     report = json.loads(cli(capsys, "study", "best", "s", "--json")[1])
     assert report["n_trials"] == 7
     if report["confirmed"] is not None:
         assert report["best"] == "confirmed"
+        # The table names each configuration by its knobs, and the pick is said below it.
+        confirmed = report["confirmed"]
+        assert f"{confirmed['id']}: {confirmed['recipe']['optimizer']} · " in confirm_out
+        assert f"confirmed fastest: {confirmed['id']}" in confirm_out
+    else:
+        assert "no configuration reached the target with every seed" in confirm_out
 
     code, _, err = cli(capsys, "study", "plot", "s", "-o", "plots", "--no-upload")
     assert code == 0, err
