@@ -16,6 +16,7 @@ import optuna
 import pytest
 
 import convtune
+from convtune.export import select_document
 from convtune.recipe import Recipe
 from convtune.scaling import (
     CriticalBatchFit,
@@ -274,12 +275,20 @@ def test_confirmed_results_are_preferred_and_widen_intervals() -> None:
         ],
     )
     for seed, noise in enumerate((-0.3, 0.0, 0.3)):  # a wide seed-to-seed spread
-        add_trial(study, s, before.params, noise=noise, confirm=True, confirm_id=cid, seed=seed)
+        add_trial(
+            study, s, before.params, noise=noise, confirm=True, confirmed=True, confirm_id=cid, seed=seed
+        )
     confirmed = best_confirmed(study)
     assert confirmed is not None and confirmed["n_reached"] == 3 and confirmed["seed_sd_log"] > 0.2
     report = best_report(study, s)
     assert report["best"] == "confirmed"
     assert report["confirmed"]["id"] == cid
+    # `study export` takes it too, timed by the mean over its seeds, not by its luckiest seed.
+    exported = select_document(study, s)
+    assert exported.source == "confirmed" and exported.trial in confirmed["trials"]
+    assert exported.time_to_target == pytest.approx(confirmed["measured_mean"])
+    assert exported.time_to_target > min(confirmed["times"])
+    assert exported.metadata()["confirmed_times"] == confirmed["times"]
     after = convtune.recommend(study, n_candidates=300)
     width = lambda r: math.log(r.interval[1] / r.interval[0])  # noqa: E731
     assert width(after) > width(before)
