@@ -79,6 +79,11 @@ def test_baseline_best_confirm_plot(project: Path, capsys: pytest.CaptureFixture
         confirmed = report["confirmed"]
         assert f"{confirmed['id']}: {confirmed['recipe']['optimizer']} · " in confirm_out
         assert f"confirmed fastest: {confirmed['id']}" in confirm_out
+        code, out, err = cli(capsys, "study", "export", "s", "--format", "yaml", "-o", "best.yaml")
+        assert code == 0, err
+        assert "confirmed, mean time to target" in out and "over 1 seed)" in out
+        exported = yaml.safe_load((project / "best.yaml").read_text())
+        assert exported["time_to_target"] == pytest.approx(confirmed["measured_mean"])
     else:
         assert "no configuration reached the target with every seed" in confirm_out
 
