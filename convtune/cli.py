@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from convtune._format import readable
+from convtune._format import describe_recipe, readable
 from convtune.errors import ConvtuneError
 
 app = typer.Typer(
@@ -460,12 +460,13 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
             f"{len(c['trials'])} seeds (range {readable(c['measured_min'])}–{readable(c['measured_max'])}; "
             f"predicted {readable(c['predicted'])}){faster(c)}"
         )
+        console.print(f"  {describe_recipe(c.get('recipe'))}")
     if best:
         console.print(
             f"[bold green]fastest measured to {spec.target}:[/] trial {best['trial']} in "
             f"{readable(best['time_to_target'])} {unit}{faster(best)}"
         )
-        console.print_json(json.dumps(best["recipe"]))
+        console.print(f"  {describe_recipe(best['recipe'])}")
     else:
         console.print(f"[bold yellow]no trial reached {spec.target} yet[/]")
         if report["best_forecast"]:
@@ -486,9 +487,15 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
             f"({pred['level']:.0%} interval {readable(low)}–{readable(high)}; {ran}; fits: "
             f"{', '.join(pred['supported_by']) or 'none'}){faster(pred)}"
         )
-        console.print_json(json.dumps(pred["recipe"]))
+        console.print(f"  {describe_recipe(pred['recipe'])}")
     elif report.get("predicted_unavailable"):
         console.print(f"predicted fastest: not yet ({report['predicted_unavailable']})")
+    name = shlex.quote(study.study_name)
+    if best or report.get("confirmed") or pred:
+        console.print(
+            f"every knob: convtune study best {name} --json; into your code: convtune study export {name} "
+            f"--format yaml|json|hf|python (--predicted for the prediction)"
+        )
     url = resolve_storage_url(storage or spec.storage)
     artifacts = spec.artifacts or str(default_artifact_dir(url))
     console.print(

@@ -84,6 +84,11 @@ def test_baseline_best_confirm_plot(project: Path, capsys: pytest.CaptureFixture
         assert "confirmed, mean time to target" in out and "over 1 seed)" in out
         exported = yaml.safe_load((project / "best.yaml").read_text())
         assert exported["time_to_target"] == pytest.approx(confirmed["measured_mean"])
+        # Without --json, each pick is one line of knobs, not a JSON dump of its recipe.
+        code, out, err = cli(capsys, "study", "best", "s")
+        assert code == 0, err
+        assert "confirmed fastest to" in out and f"  {confirmed['recipe']['optimizer']} · " in out
+        assert "{" not in out and "convtune study best s --json" in out
     else:
         assert "no configuration reached the target with every seed" in confirm_out
 
