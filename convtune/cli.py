@@ -22,8 +22,23 @@ from rich.table import Table
 from convtune._format import describe_recipe, readable
 from convtune.errors import ConvtuneError
 
+_WORKFLOW = """Create a study from a spec, run pruned trials, see the measured and predicted
+fastest, confirm it on fresh seeds, export it into your code, browse it in optuna-dashboard:
+
+```
+convtune study create NAME --config studies/digits.yaml
+convtune study run NAME --n-trials 40
+convtune study best NAME
+convtune study confirm NAME --top 3 --seeds 2
+convtune study export NAME --format python -o best.py
+convtune dashboard NAME
+```
+
+`convtune COMMAND --help` explains each."""
+
 app = typer.Typer(
     help="Find the training configuration that reaches a quality target in the least time.",
+    epilog=_WORKFLOW,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,

@@ -298,6 +298,10 @@ def test_the_executable_skips_the_teardown_but_runs_exit_handlers_and_keeps_its_
 
 
 def test_help_explains_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "--help")
+    assert code == 0
+    for step in ("study create NAME --config", "study run NAME", "study best NAME", "study export NAME"):
+        assert step in out  # the workflow, start to finish
     code, out, _ = cli(capsys, "study", "--help")
     assert code == 0
     for command in ("create", "run", "show", "best", "list"):
