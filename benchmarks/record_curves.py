@@ -40,7 +40,6 @@ from typing import Any
 
 import torch
 
-from convtune.curves import time_to_target
 from convtune.engine import EngineConfig, Progress, train
 from convtune.recipe import Recipe
 from convtune.study import schedule_for
@@ -220,12 +219,10 @@ def record_one(workload: str, wl: Any, knobs: dict[str, Any]) -> dict[str, Any]:
 
 def fastest(workload: str, points: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
     """The ``n`` of ``points`` that reached the default target soonest in the seed-0 recording."""
-    target = Target.parse(DEFAULT_TARGETS[workload])
-    ttt = {}
-    for run in load_curves(DATA, workload, seed=0):
-        ev = run["evals"]
-        metric = [math.nan if v is None else v for v in ev["metric"]]
-        ttt[knob_key(workload, run["knobs"])] = time_to_target(ev["samples"], metric, target)
+    from pruning import load_grid  # here, not at the top: pruning imports this module
+
+    recorded = load_grid(workload, Target.parse(DEFAULT_TARGETS[workload]), DATA)
+    ttt = {knob_key(workload, curve.knobs): curve.ttt for curve in recorded.values()}
     return sorted(points, key=lambda k: ttt.get(knob_key(workload, k), math.inf))[:n]
 
 
