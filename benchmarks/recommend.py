@@ -42,6 +42,7 @@ import statistics
 import sys
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -394,11 +395,14 @@ def main(argv: list[str] | None = None) -> int:
             for key in seeded
             if np.all(np.isfinite(times := [c.ttt for c in seed_curves(key, grid, other_seeds)]))
         ]
+        by_count = Counter(len(seed_curves(key, grid, other_seeds)) for key in grid)
+        recorded = ", ".join(
+            f"{n} with {k} seed{'s' * (k != 1)}" for k, n in sorted(by_count.items(), reverse=True)
+        )
         print(
-            f"noisy replay: {len(seeded)} grid points recorded with {len(other_seeds) + 1} seeds (a trial "
-            f"replays one at random; scored by their mean), the rest with seed 0 only; seed-to-seed sd "
-            f"of log time-to-target: median {statistics.median(spreads):.3f} over the {len(spreads)} "
-            f"that reached with every seed"
+            f"noisy replay: grid points recorded {recorded} (a trial replays one at random; scored by "
+            f"their mean); seed-to-seed sd of log time-to-target: median {statistics.median(spreads):.3f} "
+            f"over the {len(spreads)} recorded with all {len(other_seeds) + 1} seeds that reached with each"
         )
     print(
         f"{args.workload}, target {target}: {len(grid)} grid points, {n_reach} reach it, "
