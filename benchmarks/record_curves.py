@@ -19,6 +19,7 @@ Usage::
     python benchmarks/record_curves.py --workload digits --seeds 1 2 3 4 --out benchmarks/data/curves_seeds.jsonl
     python benchmarks/record_curves.py --workload charlm --seeds 1 2 3 4 --fastest 24 \
         --out benchmarks/data/curves_seeds.jsonl
+    python benchmarks/record_curves.py --workload charlm --seeds 1 2 --out benchmarks/data/curves_seeds.jsonl
 
 ``--seeds`` records the grid again with other training seeds (initialisation and batch order):
 their knobs carry ``seed``, so the seed-to-seed spread of every grid point can be measured and a
