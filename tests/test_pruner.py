@@ -319,6 +319,38 @@ def test_trials_it_stopped_set_neither_the_incumbent_nor_the_prior() -> None:
     assert pruner._prior(pruner._summaries(study.study_name, pruner._finished_trials(study))) is None
 
 
+def test_one_finished_curve_gives_no_prior() -> None:
+    # Recorded from a `make demo` study (wallclock, ms; target val_loss<=2.1, cap 20 s): a LAMB
+    # trial ran to the cap levelling off near 2.14, then an AdamW trial was 0.11 from the target
+    # after two evaluations (it reached it at its third in the other runs). A prior fitted to the
+    # lone LAMB curve (floor 2.19 ± 0.016) forecast "never" and stopped it.
+    target, cap = "val_loss<=2.1", 20_000.0
+    pruner = TimeToTargetPruner(target, max_cost=cap, margin=0.25)
+    study = optuna.create_study(pruner=pruner)
+    lamb_costs = [2990, 6032, 8817, 11458, 13974, 16629, 19335, 20041]
+    lamb_losses = [4.3896, 3.1330, 2.5542, 2.4380, 2.2993, 2.1813, 2.1634, 2.1357]
+    lamb_schedule = {
+        "costs": [93.4, 5793.1, 11305.9, 16818.8, 22331.6, 27844.4, 33357.2, 38870.0, 39337.2],
+        "lrs": [1.434e-4, 8.890e-3, 8.550e-2, 8.890e-3, 4.719e-2, 8.890e-3, 2.804e-2, 8.890e-3, 9.702e-3],
+    }
+    study.add_trial(
+        optuna.trial.create_trial(
+            value=26_194.0,
+            intermediate_values=dict(zip(lamb_costs, lamb_losses, strict=True)),
+            user_attrs={"status": "budget", LR_SCHEDULE_ATTR: lamb_schedule},
+            distributions={},
+            params={},
+        )
+    )
+    trial = study.ask()
+    trial.set_user_attr(LR_SCHEDULE_ATTR, {"costs": [23.9, 36480.9], "lrs": [5.705e-3, 5.705e-3]})
+    trial.report(2.3920, step=3062)
+    trial.report(2.2110, step=6042)
+    decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
+    assert not decision.prune, decision.reason
+    assert pruner._prior(pruner._summaries(study.study_name, pruner._finished_trials(study))) is None
+
+
 def three_finished_trials() -> tuple[optuna.Study, float]:
     """Three trials run to the target (the fastest at 10,000), and that incumbent."""
     study = optuna.create_study(pruner=optuna.pruners.NopPruner())

@@ -162,7 +162,8 @@ class TimeToTargetPruner(BasePruner):
             when even its optimistic forecast lies beyond it. ``None`` for no cap.
         prior_trials:
             At most this many finished trials (the fastest, then the closest to the target)
-            inform the curve prior; 0 switches the prior off.
+            inform the curve prior (none until two have curves to fit); 0 switches the prior
+            off.
         field_quantile:
             Also stop a trial not forecast to beat the incumbent whose distance to the target
             exceeds this quantile of the finished trials' distances at the same cost (each
@@ -353,6 +354,12 @@ class TimeToTargetPruner(BasePruner):
         if self._prior_trials <= 0:
             return None
         usable = [s for s in summaries if s.fit is not None]
+        if len(usable) < 2:
+            # One curve says nothing of how curves differ between configurations: its spread is
+            # only the floors, set by its own late wiggle. In a demo study a lone LAMB curve that
+            # levelled off at 2.19 (±0.016) made the next trial, AdamW two evaluations from the
+            # target, "never reach" it, and stopped it.
+            return None
         usable.sort(key=lambda s: (s.time_to_target, s.final_gap, s.number))
         chosen = usable[: self._prior_trials]
         key = tuple((s.fit.kind, s.number, s.fit.params) for s in chosen)  # type: ignore[union-attr]
