@@ -109,7 +109,7 @@ class TimeToTargetPruner(BasePruner):
 
     If the trial has a user attr ``"lr_schedule"`` (:meth:`convtune.curves.LRSchedule.to_dict`,
     its LR over the whole planned run, as convtune studies set it), the forecast is
-    schedule-aware; curves of finished trials then also give the curve model a prior.
+    schedule-aware; curves of finished trials (two or more) then also give the curve model a prior.
 
     The pruner keeps no state that changes its decisions: what it learns from a finished
     trial (its time-to-target, its curve fit) is cached per trial, since a finished trial
