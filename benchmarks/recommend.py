@@ -389,13 +389,13 @@ def main(argv: list[str] | None = None) -> int:
     horizon = float(WORKLOADS[args.workload]["horizon"])
     n_reach = sum(math.isfinite(t) for t in truth.values())
     if other_seeds:
-        seeded = [key for key in grid if all(key in g for g in other_seeds)]
+        curves_at = {key: seed_curves(key, grid, other_seeds) for key in grid}
         spreads = [
             float(np.std(np.log(times)))
-            for key in seeded
-            if np.all(np.isfinite(times := [c.ttt for c in seed_curves(key, grid, other_seeds)]))
+            for curves in curves_at.values()
+            if len(curves) == len(other_seeds) + 1 and np.all(np.isfinite(times := [c.ttt for c in curves]))
         ]
-        by_count = Counter(len(seed_curves(key, grid, other_seeds)) for key in grid)
+        by_count = Counter(len(curves) for curves in curves_at.values())
         recorded = ", ".join(
             f"{n} with {k} seed{'s' * (k != 1)}" for k, n in sorted(by_count.items(), reverse=True)
         )

@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 
-def readable(value: Any, digits: int = 4) -> str:
-    """``value`` for people: ``–`` for none, ``∞``, ``52,570`` from a thousand up, else ``digits`` significant.
+def readable(value: Any) -> str:
+    """``value`` for people: ``–`` for none, ``∞``, ``52,570`` from a thousand up, else 4 significant digits.
 
     Times-to-target and throughputs run to tens of thousands of samples, where ``5.257e+04``
     makes a reader do arithmetic; LRs and losses keep their significant digits.
@@ -19,7 +19,7 @@ def readable(value: Any, digits: int = 4) -> str:
             return "∞"
         if 1e3 <= abs(value) < 1e12:
             return f"{value:,.0f}"
-        return f"{value:.{digits}g}"
+        return f"{value:.4g}"
     return str(value)
 
 

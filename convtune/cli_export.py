@@ -39,8 +39,11 @@ def study_export(
     path = export(doc, format, output)
     what = f"trial {doc.trial}" if doc.trial is not None else "the predicted recipe"
     ttt = doc.time_to_target if doc.time_to_target is not None else doc.predicted_time_to_target
-    when = f", time to target {readable(float(ttt))} {doc.cost_unit}" if ttt is not None else ""
-    if "confirmed_times" in doc.extra:
-        n = len(doc.extra["confirmed_times"])
+    n = len(doc.extra.get("confirmed_times", ()))
+    if ttt is None:
+        when = ""
+    elif n:
         when = f", mean time to target {readable(float(ttt))} {doc.cost_unit} over {n} seed{'s' * (n != 1)}"
+    else:
+        when = f", time to target {readable(float(ttt))} {doc.cost_unit}"
     console.print(f"exported {what} ({doc.source}{when}) as {format} to {path}")

@@ -74,7 +74,7 @@ def study_confirm(
             f"{c['n_reached']}/{len(c['trials'])}",
         )
     console.print(table)
-    best = best_confirmed(study)
+    best = best_confirmed(study, done)
     if best is not None:
         console.print(
             f"confirmed fastest: {best['id']}, {readable(best['measured_mean'])} {unit} mean over "

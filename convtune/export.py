@@ -360,31 +360,14 @@ def document_for_trial(study: Any, spec: Any, trial: Any, source: str) -> Export
     )
 
 
-def _confirmed_document(study: Any, spec: Any, trial: Any) -> ExportDocument:
-    """A confirmed trial's document, timed by its configuration's mean over the confirm seeds
-    (``confirmed_times`` holds each): the fastest seed alone would flatter it."""
-    doc = document_for_trial(study, spec, trial, "confirmed")
-    try:
-        from convtune.scaling import best_confirmed
-    except ImportError:
-        return doc
-    best = best_confirmed(study)
-    if best is None or trial.number not in best.get("trials", ()):
-        return doc
-    return replace(
-        doc,
-        time_to_target=best["measured_mean"],
-        extra={"confirmed_times": best["times"], "confirmed_trials": best["trials"]},
-    )
-
-
-def confirmed_best(study: Any) -> Any | None:
+def _confirmed_document(study: Any, spec: Any) -> ExportDocument | None:
     """The fastest reached trial of the best confirmed configuration, if any was confirmed.
 
     ``convtune study confirm`` re-runs predicted configurations over seeds (trials marked
     ``confirmed``); the best configuration is the one whose every seed reached the target with
-    the lowest mean (``convtune.scaling.best_confirmed``). Without the recommender, any reached
-    trial marked ``confirmed`` counts.
+    the lowest mean (``convtune.scaling.best_confirmed``), and the document is timed by that
+    mean (``confirmed_times`` holds each seed's): the fastest seed alone would flatter it.
+    Without the recommender, any reached trial marked ``confirmed`` counts, by its own time.
     """
     from optuna.trial import TrialState
 
@@ -401,7 +384,17 @@ def confirmed_best(study: Any) -> Any | None:
         best = best_confirmed(study)
     if best is not None:
         reached = [t for t in reached if t.number in set(best.get("trials", ()))] or reached
-    return min(reached, key=lambda t: t.value) if reached else None
+    if not reached:
+        return None
+    trial = min(reached, key=lambda t: t.value)
+    doc = document_for_trial(study, spec, trial, "confirmed")
+    if best is None or trial.number not in best.get("trials", ()):
+        return doc
+    return replace(
+        doc,
+        time_to_target=best["measured_mean"],
+        extra={"confirmed_times": best["times"], "confirmed_trials": best["trials"]},
+    )
 
 
 def predicted_document(study: Any, spec: Any) -> ExportDocument:
@@ -461,9 +454,9 @@ def select_document(
             )
         chosen = next(t for t in trials if t.number == trial)
         return document_for_trial(study, spec, chosen, "trial")
-    best = confirmed_best(study)
-    if best is not None:
-        return _confirmed_document(study, spec, best)
+    confirmed = _confirmed_document(study, spec)
+    if confirmed is not None:
+        return confirmed
     best = measured_best(study)
     if best is None:
         raise ConfigError(

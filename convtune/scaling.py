@@ -1013,9 +1013,15 @@ def enqueue_confirmations(
     return preds
 
 
-def best_confirmed(study: optuna.Study) -> dict[str, Any] | None:
-    """The confirmed configuration with the lowest mean time whose every seed reached the target."""
-    done = [c for c in confirmations(study) if c["trials"] and c["n_reached"] == len(c["trials"])]
+def best_confirmed(
+    study: optuna.Study, confirmed: list[dict[str, Any]] | None = None
+) -> dict[str, Any] | None:
+    """The confirmed configuration with the lowest mean time whose every seed reached the target.
+
+    ``confirmed``: :func:`confirmations` of ``study``, where the caller has them already.
+    """
+    confirmed = confirmations(study) if confirmed is None else confirmed
+    done = [c for c in confirmed if c["trials"] and c["n_reached"] == len(c["trials"])]
     return min(done, key=lambda c: c["measured_mean"]) if done else None
 
 
