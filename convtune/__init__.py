@@ -1,7 +1,7 @@
 """convtune: find the training configuration that reaches a quality target in the least time."""
 
+from convtune.config.target import Target
 from convtune.errors import ConfigError, ConvtuneError, StorageError, StudyError, WorkloadError
-from convtune.target import Target
 
 __version__ = "0.1.0"
 
@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 # Imported on first use: ``import convtune`` stays cheap (the Recipe pulls in torch).
-_LAZY = {"Recipe": "convtune.recipe", "load_recipe": "convtune.recipe"}
+_LAZY = {"Recipe": "convtune.config.recipe", "load_recipe": "convtune.config.recipe"}
 _LAZY.update(recommend="convtune.scaling", Recommendation="convtune.scaling")
 
 

@@ -1,49 +1,5 @@
-"""``convtune study export``: write the best (or a chosen) recipe for the user's training code.
+"""Moved to :mod:`convtune.cli.export`; this path still imports it, with a DeprecationWarning."""
 
-Registered on ``study_app`` by one import at the bottom of :mod:`convtune.cli`.
-"""
+from convtune._moved import moved
 
-from __future__ import annotations
-
-from pathlib import Path
-from typing import Annotated
-
-import typer
-
-from convtune._format import readable
-from convtune.cli import StorageOpt, console, study_app
-
-
-@study_app.command("export")
-def study_export(
-    name: Annotated[str, typer.Argument(help="Study to export from.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="File to write.")],
-    format: Annotated[
-        str, typer.Option("--format", "-f", help="yaml, json, hf (TrainingArguments) or python.")
-    ] = "yaml",
-    trial: Annotated[
-        int | None, typer.Option("--trial", help="Export this trial instead of the best.")
-    ] = None,
-    predicted: Annotated[
-        bool, typer.Option("--predicted", help="Export the recommender's predicted fastest recipe.")
-    ] = False,
-    storage: StorageOpt = None,
-) -> None:
-    """Export the confirmed best, else the measured best (or --trial N, or --predicted)."""
-    from convtune.export import export, get_exporter, select_document
-    from convtune.study import open_study
-
-    get_exporter(format)  # a bad --format fails before the storage is opened
-    study, spec = open_study(name, storage)
-    doc = select_document(study, spec, trial=trial, predicted=predicted)
-    path = export(doc, format, output)
-    what = f"trial {doc.trial}" if doc.trial is not None else "the predicted recipe"
-    ttt = doc.time_to_target if doc.time_to_target is not None else doc.predicted_time_to_target
-    n = len(doc.extra.get("confirmed_times", ()))
-    if ttt is None:
-        when = ""
-    elif n:
-        when = f", mean time to target {readable(float(ttt))} {doc.cost_unit} over {n} seed{'s' * (n != 1)}"
-    else:
-        when = f", time to target {readable(float(ttt))} {doc.cost_unit}"
-    console.print(f"exported {what} ({doc.source}{when}) as {format} to {path}")
+moved(__name__, "convtune.cli.export")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from convtune.spec import StudySpec
+from convtune.config.spec import StudySpec
 
 
 def digits_spec(space: dict[str, Any], **fields: Any) -> StudySpec:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from convtune.spec import StudySpec
+from convtune.config.spec import StudySpec
 from convtune.study import create_study, open_study, run_study
 
 SPACE = {
@@ -135,12 +135,12 @@ def test_dashboard_serves_trials_curves_attrs_note_and_plots(server: str, study_
 
 
 def test_a_plot_that_fails_only_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import convtune.plots
+    import convtune.report.plots
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("no fonts today")
 
-    monkeypatch.setattr(convtune.plots, "save_learning_curve", broken)
+    monkeypatch.setattr(convtune.report.plots, "save_learning_curve", broken)
     url = f"sqlite:///{tmp_path / 'study.db'}"
     create_study("broken", tiny_spec(max_cost=2048), url)
     with pytest.warns(UserWarning, match="could not upload trial 0's plot: no fonts today"):

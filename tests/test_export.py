@@ -19,9 +19,9 @@ import yaml
 from torch import nn
 
 from convtune import load_recipe
+from convtune.config.recipe import Recipe
 from convtune.errors import ConfigError
 from convtune.export import ExportDocument, export, hf_training_arguments, render
-from convtune.recipe import Recipe
 
 BASE = {"peak_lr": 0.05, "horizon_samples": 12 * 8, "micro_batch_size": 8}  # total_steps = 12
 CASES: dict[str, dict[str, Any]] = {
@@ -259,7 +259,7 @@ def test_python_export_writes_study_strings_as_data_never_code(tmp_path: Path) -
     assert module.SCHEDULE_PARAMS["anneal_strategy"] == evil
     assert module.META["study"] == f"x\n{evil}" and module.META["target"] == evil
     # Only the one data line differs from the shipped template.
-    template = (Path(__file__).parent.parent / "convtune" / "_export_template.py").read_text()
+    template = (Path(__file__).parent.parent / "convtune" / "export" / "_template.py").read_text()
     changed = set(path.read_text().splitlines()) - set(template.splitlines())
     assert len(changed) == 1 and next(iter(changed)).startswith("_DOCUMENT = ")
     with pytest.raises(ValueError):  # an unknown strategy is torch's error at build time, not code
@@ -313,7 +313,7 @@ STUDY_SPACE = {
 @pytest.fixture(scope="module")
 def study_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A tiny digits study: trial 0 (faster LR) and trial 1, enqueued as a confirmed re-run."""
-    from convtune.spec import StudySpec
+    from convtune.config.spec import StudySpec
     from convtune.study import create_study, run_study
 
     url = f"sqlite:///{tmp_path_factory.mktemp('export') / 'study.db'}"

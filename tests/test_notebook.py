@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from test_dashboard import SPACE  # the same tiny study
 
-from convtune.spec import StudySpec
+from convtune.config.spec import StudySpec
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "analyze_study.ipynb"
 

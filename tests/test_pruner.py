@@ -481,7 +481,7 @@ def test_halving_rule_records_a_stopped_trial_no_faster_than_the_incumbent_plus_
 
 
 def test_convtune_spec_chooses_the_strict_rule_by_default_and_the_field_rule_on_request() -> None:
-    from convtune.spec import StudySpec
+    from convtune.config.spec import StudySpec
     from convtune.study import make_pruner
 
     study = run(TimeToTargetPruner(TARGET), [{"speed": s, "floor": 1.5} for s in (0.01, 0.008, 0.006)])

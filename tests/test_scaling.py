@@ -16,8 +16,9 @@ import optuna
 import pytest
 
 import convtune
+from convtune.config.recipe import Recipe
+from convtune.config.spec import StudySpec
 from convtune.export import select_document
-from convtune.recipe import Recipe
 from convtune.scaling import (
     CriticalBatchFit,
     ScalingModel,
@@ -26,7 +27,6 @@ from convtune.scaling import (
     TrialPoint,
     params_key,
 )
-from convtune.spec import StudySpec
 from convtune.study import SPEC_ATTR, best_report
 
 # The truth every synthetic study samples: steps S(B, lr) by McCandlish with a square-root LR
@@ -325,7 +325,7 @@ def test_params_key_is_stable_under_float_noise() -> None:
 
 
 def test_plots_are_valid_pngs(tmp_path: Path) -> None:
-    from convtune.scaling_plots import write_plots
+    from convtune.report.scaling_plots import write_plots
 
     s = spec()
     study = synthetic_study(s, [1e-3, 4e-3, 1.6e-2])

@@ -12,7 +12,7 @@ from optuna.trial import TrialState
 from services import postgres_url
 from specs import digits_spec
 
-from convtune.spec import StudySpec, load_spec
+from convtune.config.spec import StudySpec, load_spec
 from convtune.study import Objective, create_study, measured_best, open_study, penalty, run_study
 
 SPACE = {

@@ -9,6 +9,7 @@ import numpy as np
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial, TrialState
 
+from convtune.config.target import Target
 from convtune.curves import (
     CurveFit,
     CurvePrior,
@@ -18,7 +19,6 @@ from convtune.curves import (
     forecast_time_to_target,
     time_to_target,
 )
-from convtune.target import Target
 
 if TYPE_CHECKING:
     import optuna

@@ -40,17 +40,17 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from convtune import __version__
-from convtune._memory import peak_rss_mb
+from convtune.config.recipe import Recipe
+from convtune.config.spec import StudySpec
 from convtune.curves import Forecast, LRSchedule, forecast_time_to_target, time_to_target
-from convtune.engine import EngineConfig, Progress, RunResult, default_threads, train
 from convtune.errors import ConvtuneError, StudyError, WorkloadError
-from convtune.recipe import Recipe
-from convtune.spec import StudySpec
 from convtune.storage import open_storage, redact, resolve_storage_url
+from convtune.training.engine import EngineConfig, Progress, RunResult, default_threads, train
+from convtune.training.memory import peak_rss_mb
 from convtune.workloads import Workload, build_workload
 
 if TYPE_CHECKING:
-    from convtune.launcher import LaunchOptions
+    from convtune.execution.launcher import LaunchOptions
 
 SPEC_ATTR = "convtune_spec"
 SCHEDULE_ATTR = "lr_schedule"
@@ -622,11 +622,11 @@ def run_study(
     2-core machine; warm ranks always get it. ``launch`` sets rendezvous options and the
     collective timeout; ``local_workers`` is how many tuning processes share this machine.
 
-    Worker processes (:mod:`convtune.workers`) pass their own ``sampler_seed``, and ``claim``:
+    Worker processes (:mod:`convtune.study.workers`) pass their own ``sampler_seed``, and ``claim``:
     called before each trial, False ends the run (``n_trials`` is then ignored). On journal
     storages trials hold a lease instead of Optuna's heartbeat (which journals lack).
     """
-    from convtune.launcher import ElasticExecutor, LaunchOptions
+    from convtune.execution.launcher import ElasticExecutor, LaunchOptions
 
     study, spec = open_study(name, storage)
     if world_size is not None and world_size != spec.world_size:
@@ -653,7 +653,7 @@ def run_study(
 
             resolve_factory(spec.workload, base_dir=Path(spec.base_dir))
         chosen = ElasticExecutor(spec, launch)
-    from convtune.dashboard import DashboardHooks
+    from convtune.report.dashboard import DashboardHooks
 
     # Per-trial plots as artifacts and a study note, for optuna-dashboard (failures only warn).
     hooks = DashboardHooks(spec, resolve_storage_url(storage or spec.storage))
@@ -661,8 +661,8 @@ def run_study(
         spec, executor=chosen, on_event=on_event, local_workers=local_workers, after_trial=hooks.after_trial
     )
     callbacks: list[Callable[[optuna.Study, FrozenTrial], None]] = [hooks]
-    from convtune import workers
     from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal
+    from convtune.study import workers
 
     url = resolve_storage_url(storage or spec.storage)
     interval, grace = heartbeat_settings()
@@ -714,7 +714,7 @@ def run_study(
 def _requeue_preempted(study: optuna.Study, trial_id: int | None) -> None:
     """Queue the retry of the trial SIGTERM stopped (not one that had finished before it)."""
     from convtune.storage import MAX_RETRY
-    from convtune.workers import requeue
+    from convtune.study.workers import requeue
 
     if trial_id is None:
         return
@@ -831,7 +831,7 @@ class _Leased:
         return None
 
     def __call__(self, trial: optuna.Trial) -> float:
-        from convtune.workers import WORKER_ATTR, Lease, worker_id
+        from convtune.study.workers import WORKER_ATTR, Lease, worker_id
 
         self.trial_id, self.study = trial._trial_id, trial.study
         trial.set_user_attr(WORKER_ATTR, worker_id())

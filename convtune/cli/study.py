@@ -1,68 +1,25 @@
-"""The ``convtune`` command line: a thin layer over the library API.
-
-Every user error is a :class:`convtune.errors.ConvtuneError`; here, and only here, it becomes one
-line on stderr and exit status 2.
-"""
+"""``convtune study …``: create, run, follow, list, show, best, delete, export, confirm, plot."""
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import shlex
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from convtune._format import describe_recipe, readable
-from convtune.errors import ConvtuneError
+from convtune.cli.common import StorageOpt, _say, console, err_console
+from convtune.cli.export import study_export
+from convtune.cli.scaling import study_confirm, study_plot
+from convtune.report.format import describe_recipe, readable
 
-_WORKFLOW = """Create a study from a spec, run pruned trials, see the measured and predicted
-fastest, confirm it on fresh seeds, export it into your code, browse it in optuna-dashboard:
-
-```
-convtune study create NAME --config studies/digits.yaml
-convtune study run NAME --n-trials 40
-convtune study best NAME
-convtune study confirm NAME --top 3 --seeds 2
-convtune study export NAME --format python -o best.py
-convtune dashboard NAME
-```
-
-`convtune COMMAND --help` explains each."""
-
-app = typer.Typer(
-    help="Find the training configuration that reaches a quality target in the least time.",
-    epilog=_WORKFLOW,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-    # Markdown: a docstring's wrapped lines read as one paragraph in --help, `code` as code.
-    rich_markup_mode="markdown",
-)
 study_app = typer.Typer(
     help="Create, run and inspect studies.", no_args_is_help=True, rich_markup_mode="markdown"
 )
-app.add_typer(study_app, name="study")
-
-console = Console(width=None if sys.stdout.isatty() else 150)
-err_console = Console(stderr=True)
-
-StorageOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--storage",
-        help="Optuna storage URL: sqlite:///…, postgresql://…, journal:///path, redis://host:port/db. "
-        "Default: $CONVTUNE_STORAGE, else studies/convtune.db.",
-        show_default=False,
-    ),
-]
-
 
 NNodesOpt = Annotated[int, typer.Option("--nnodes", help="Nodes per trial (torchrun rendezvous).")]
 RdzvEndpointOpt = Annotated[
@@ -121,7 +78,7 @@ def study_create(
     ] = None,
 ) -> None:
     """Create a study: validate the spec and store it, search space inlined, with the study."""
-    from convtune.spec import load_spec
+    from convtune.config.spec import load_spec
     from convtune.storage import redact, resolve_storage_url
     from convtune.study import create_study
 
@@ -140,7 +97,7 @@ def study_create(
     )
     study = create_study(name, spec, storage)
     if baseline is not None:
-        from convtune.recipe import load_recipe
+        from convtune.config.recipe import load_recipe
         from convtune.scaling import enqueue_baseline
 
         for field_name in enqueue_baseline(study, spec, load_recipe(baseline)):
@@ -193,7 +150,7 @@ def study_run(
     with 143. The same command resumes the study.
     """
     from convtune.errors import ConfigError
-    from convtune.launcher import LaunchOptions, check_nodes
+    from convtune.execution.launcher import LaunchOptions, check_nodes
     from convtune.study import Preempted, TrialEvent, open_study, preemptible, run_study
 
     if n_trials is not None and n_trials < 1:
@@ -295,11 +252,6 @@ def _print_summary(name: str, study: Any, spec: Any, storage: str | None) -> Non
         raise SystemExit(130) from None
 
 
-def _say(message: str) -> None:
-    """One line on stderr, as the user should read it (no rich markup or highlighting)."""
-    err_console.print(f"convtune: {message}", markup=False, highlight=False, soft_wrap=True)
-
-
 def _study_command(verb: str, name: str, storage: str | None) -> str:
     return f"convtune study {verb} {shlex.quote(name)}" + (" --storage …" if storage else "")
 
@@ -330,7 +282,7 @@ def _run_workers(
 ) -> None:
     from convtune.storage import resolve_storage_url
     from convtune.study import TrialEvent, open_study
-    from convtune.workers import check_workers, run_workers
+    from convtune.study.workers import check_workers, run_workers
 
     check_workers(resolve_storage_url(storage or spec.storage), workers)
     unit = "samples" if spec.cost == "samples" else "s"
@@ -386,7 +338,7 @@ def study_follow(
     Relaunches its ranks after a failed trial, as the study's node does; returns when that node
     finishes the study.
     """
-    from convtune.launcher import LaunchOptions, check_nodes, follow, follow_scripts
+    from convtune.execution.launcher import LaunchOptions, check_nodes, follow, follow_scripts
     from convtune.study import open_study
 
     _, spec = open_study(name, storage)
@@ -587,89 +539,6 @@ def study_delete(
     console.print(f"deleted {name}")
 
 
-@app.command("dashboard")
-def dashboard(
-    name: Annotated[str, typer.Argument(help="Study whose storage to open.")],
-    storage: StorageOpt = None,
-    host: Annotated[str, typer.Option(help="Address to bind; 127.0.0.1 keeps it local.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8080,
-) -> None:
-    """Open the study in optuna-dashboard, with its artifact store."""
-    from optuna.artifacts import FileSystemArtifactStore
-    from optuna_dashboard import run_server
-
-    from convtune.storage import default_artifact_dir, resolve_storage_url
-    from convtune.study import open_study
-
-    study, spec = open_study(name, storage)
-    url = resolve_storage_url(storage or spec.storage)
-    artifact_dir = Path(spec.artifacts or default_artifact_dir(url))
-    artifact_dir.mkdir(parents=True, exist_ok=True)
-    console.print(
-        f"optuna-dashboard on http://{host}:{port}/dashboard/studies/{study._study_id} (Ctrl-C to stop)"
-    )
-    run_server(
-        study._storage,
-        host=host,
-        port=port,
-        artifact_store=FileSystemArtifactStore(str(artifact_dir)),
-    )
-
-
-def main() -> None:
-    """Entry point: user errors become one line and exit status 2 (usage errors already do)."""
-    # Before torch loads: spinning OpenMP threads collapse throughput (~10× here) as soon as
-    # anything else runs on the machine; passive waiting costs nothing measurable when idle.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    import warnings
-
-    import optuna
-
-    # Heartbeats, metric names and grouped TPE are marked experimental; they are what we rely on.
-    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    try:
-        app()
-    except ConvtuneError as exc:
-        _say(f"error: {exc.one_line()}")
-        sys.exit(2)
-
-
-def console_main() -> None:
-    """The ``convtune`` executable: ``main``, then an exit without the interpreter's teardown.
-
-    ``main`` itself ends in ``SystemExit``, so tests and notebooks can call it in-process.
-    """
-    import signal
-
-    try:
-        main()
-        code: Any = 0
-    except SystemExit as exc:  # typer ends every command with one
-        # The command is over and everything is stored: from here Ctrl-C is ignored. Freeing
-        # what the command held (~0.6 s of C code that checks no signals) and the interpreter's
-        # teardown (~1 s, after Python restores SIGINT's default action) turned a late Ctrl-C
-        # into a traceback, a silent status -2 or, under load, a fatal-error abort.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        code = exc.code
-    _exit(code)
-
-
-def _exit(code: Any) -> None:
-    """Run the exit handlers (logging, multiprocessing's children) and end without the teardown."""
-    import atexit
-
-    if code is not None and not isinstance(code, int):
-        print(code, file=sys.stderr)  # sys.exit("message") semantics
-        code = 1
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code or 0)
-
-
-import convtune.cli_export  # noqa: E402, F401  (registers `study export`)
-import convtune.cli_scaling  # noqa: E402,F401  (registers study confirm/plot and probe commands)
-
-if __name__ == "__main__":
-    console_main()
+study_app.command("export")(study_export)
+study_app.command("confirm")(study_confirm)
+study_app.command("plot")(study_plot)

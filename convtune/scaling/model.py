@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import optimize, stats
 
-from convtune.recipe import Recipe
+from convtune.config.recipe import Recipe
 
 if TYPE_CHECKING:
     import optuna
 
-    from convtune.space import Param, SearchSpace
-    from convtune.spec import StudySpec
+    from convtune.config.space import Param, SearchSpace
+    from convtune.config.spec import StudySpec
 
 LEVEL = 0.9
 CONFIRMATIONS_ATTR = "confirmations"
@@ -1160,7 +1160,7 @@ def confirm_id(params: Mapping[str, Any]) -> str:
 
 
 def _spec_of(study: optuna.Study) -> StudySpec:
-    from convtune.spec import StudySpec
+    from convtune.config.spec import StudySpec
     from convtune.study import SPEC_ATTR
 
     raw = study.user_attrs.get(SPEC_ATTR)

@@ -34,10 +34,10 @@ from typing import Any, ClassVar
 import yaml
 
 from convtune import __version__
+from convtune.config.optim import OPTIMIZERS
+from convtune.config.recipe import Recipe
+from convtune.config.schedules import SCHEDULES
 from convtune.errors import ConfigError
-from convtune.optim import OPTIMIZERS
-from convtune.recipe import Recipe
-from convtune.schedules import SCHEDULES
 
 #: Written into every export; ``load_recipe`` uses it to tell an export from a foreign file.
 EXPORT_KEY = "convtune_export"
@@ -281,7 +281,7 @@ _PLACEHOLDER = '_DOCUMENT = "{}"\n'
 class PythonExporter(Exporter):
     """A standalone module (torch only) that rebuilds the trial's optimizer and schedule.
 
-    The module is a fixed template (``convtune/_export_template.py``); the only thing written
+    The module is a fixed template (``convtune/export/_template.py``); the only thing written
     into it is one line, ``_DOCUMENT = <repr of a JSON string>``. ``repr`` of a ``str`` is always
     a valid, inert string literal, and the JSON is ASCII-escaped, so optimizer names, parameters
     or study names cannot become code.
@@ -292,7 +292,7 @@ class PythonExporter(Exporter):
     description = "standalone PyTorch module"
 
     def render(self, doc: ExportDocument, path: Path | None = None) -> str:
-        template = resources.files("convtune").joinpath("_export_template.py").read_text("utf-8")
+        template = resources.files("convtune.export").joinpath("_template.py").read_text("utf-8")
         if template.count(_PLACEHOLDER) != 1:  # pragma: no cover - guards edits of the template
             raise RuntimeError("the export template must hold exactly one _DOCUMENT placeholder")
         payload = json.dumps(doc.to_dict(), ensure_ascii=True, sort_keys=True)

@@ -1,4 +1,4 @@
-"""One rank of a warm worker: ``torchrun … -m convtune._rank``, started by :mod:`convtune.launcher`.
+"""One rank of a warm worker: ``torchrun … -m convtune.execution._rank``, started by :mod:`convtune.execution.launcher`.
 
 The rank joins the process group once, connects to its worker's channel, then runs trial after
 trial (a new model, optimizer and data stream each time, the same process group) until the worker
@@ -23,10 +23,10 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from convtune._channel import ChannelClient, describe_exception
-from convtune._memory import peak_rss_mb
-from convtune.engine import EngineConfig, Progress, train
-from convtune.recipe import Recipe
+from convtune.config.recipe import Recipe
+from convtune.execution.channel import ChannelClient, describe_exception
+from convtune.training.engine import EngineConfig, Progress, train
+from convtune.training.memory import peak_rss_mb
 from convtune.workloads import Workload, build_workload
 
 
