@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from convtune.config.spec import StudySpec
+from convtune.report.dashboard import DashboardHooks
 from convtune.study import create_study, open_study, run_study
 
 SPACE = {
@@ -53,7 +54,7 @@ def study_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     study = create_study("dash", tiny_spec(), url)
     study.enqueue_trial({"peak_lr": 3.0e-3}, user_attrs={"baseline": True})
     study.enqueue_trial({"peak_lr": 1.0e-2})
-    run_study("dash", n_trials=2, storage=url)
+    run_study("dash", n_trials=2, storage=url, hooks=DashboardHooks)
     return directory
 
 
@@ -144,7 +145,7 @@ def test_a_plot_that_fails_only_warns(tmp_path: Path, monkeypatch: pytest.Monkey
     url = f"sqlite:///{tmp_path / 'study.db'}"
     create_study("broken", tiny_spec(max_cost=2048), url)
     with pytest.warns(UserWarning, match="could not upload trial 0's plot: no fonts today"):
-        run_study("broken", n_trials=1, storage=url)
+        run_study("broken", n_trials=1, storage=url, hooks=DashboardHooks)
     study, _ = open_study("broken", url)
     (trial,) = study.get_trials()
     assert trial.state.name == "COMPLETE" and trial.user_attrs["status"]

@@ -19,6 +19,7 @@ import convtune
 from convtune.config.recipe import Recipe
 from convtune.config.spec import StudySpec
 from convtune.export import select_document
+from convtune.report.best import best_report
 from convtune.scaling import (
     CriticalBatchFit,
     ScalingModel,
@@ -27,7 +28,7 @@ from convtune.scaling import (
     TrialPoint,
     params_key,
 )
-from convtune.study import SPEC_ATTR, best_report
+from convtune.study import SPEC_ATTR
 
 # The truth every synthetic study samples: steps S(B, lr) by McCandlish with a square-root LR
 # rule, and a step time in which accumulation multiplies compute but not the per-step overhead.

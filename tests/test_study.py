@@ -13,7 +13,8 @@ from services import postgres_url
 from specs import digits_spec
 
 from convtune.config.spec import StudySpec, load_spec
-from convtune.study import Objective, create_study, measured_best, open_study, penalty, run_study
+from convtune.report.best import measured_best
+from convtune.study import Objective, create_study, open_study, penalty, run_study
 
 SPACE = {
     "peak_lr": {"choices": [1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3, 1.0e-2, 3.0e-2, 1.0e5]},

@@ -43,8 +43,10 @@ def study_confirm(
     """
     import optuna
 
+    from convtune.config.record import cost_unit
+    from convtune.report.dashboard import DashboardHooks
     from convtune.scaling import CONFIRMATIONS_ATTR, best_confirmed, confirmations, enqueue_confirmations
-    from convtune.study import cost_unit, open_study, run_study
+    from convtune.study import open_study, run_study
 
     study, spec = open_study(name, storage)
     try:
@@ -53,7 +55,13 @@ def study_confirm(
         from convtune.errors import StudyError
 
         raise StudyError(str(exc), where=f"study {name}", fix="run more trials first") from None
-    run_study(name, n_trials=len(preds) * seeds, storage=storage, pruner=optuna.pruners.NopPruner())
+    run_study(
+        name,
+        n_trials=len(preds) * seeds,
+        storage=storage,
+        pruner=optuna.pruners.NopPruner(),
+        hooks=DashboardHooks,
+    )
     study, spec = open_study(name, storage)
     done = confirmations(study)
     study.set_user_attr(CONFIRMATIONS_ATTR, done)  # the measured side, stored beside the plan
@@ -113,7 +121,8 @@ def _probe_setup(name: str, storage: str | None, recipe_file: Path | None) -> tu
 
     from convtune.config.recipe import Recipe, load_recipe
     from convtune.errors import StudyError
-    from convtune.study import measured_best, open_study
+    from convtune.report.best import measured_best
+    from convtune.study import open_study
     from convtune.workloads import build_workload
 
     study, spec = open_study(name, storage)

@@ -15,6 +15,7 @@ from rich.table import Table
 from convtune.cli.common import StorageOpt, _say, console, err_console
 from convtune.cli.export import study_export
 from convtune.cli.scaling import study_confirm, study_plot
+from convtune.report.dashboard import DashboardHooks
 from convtune.report.format import describe_recipe, readable
 
 study_app = typer.Typer(
@@ -234,6 +235,7 @@ def study_run(
                     executor=executor,
                     launch=launch,
                     local_workers=local_workers,
+                    hooks=DashboardHooks,
                 )
         except KeyboardInterrupt as stop:
             progress.stop()
@@ -307,6 +309,7 @@ def _run_workers(
             launch=launch,
             on_event=on_event,
             on_note=_say,
+            hooks=DashboardHooks,
         )
     except KeyboardInterrupt:
         _interrupted(name, storage)
@@ -364,7 +367,7 @@ def study_follow(
 
 
 def _print_trials(study: Any, spec: Any) -> None:
-    from convtune.study import trial_summary
+    from convtune.report.best import trial_summary
 
     unit = "samples" if spec.cost == "samples" else "s"
     table = Table(title=f"{study.study_name}: target {spec.target}, cost {spec.cost}")
@@ -406,8 +409,8 @@ def _print_trials(study: Any, spec: Any) -> None:
 
 
 def _print_best(study: Any, spec: Any, storage: str | None) -> None:
+    from convtune.report.best import best_report
     from convtune.storage import default_artifact_dir, redact, resolve_storage_url
-    from convtune.study import best_report
 
     report = best_report(study, spec)
     unit = report["cost_unit"]
@@ -512,7 +515,8 @@ def study_best(
     ] = False,
 ) -> None:
     """The fastest configuration to the target, with its time-to-target."""
-    from convtune.study import best_report, open_study
+    from convtune.report.best import best_report
+    from convtune.study import open_study
 
     study, spec = open_study(name, storage)
     if as_json:

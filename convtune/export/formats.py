@@ -337,7 +337,7 @@ def export(doc: ExportDocument, format: str, path: str | Path) -> Path:
 
 def document_for_trial(study: Any, spec: Any, trial: Any, source: str) -> ExportDocument:
     """An :class:`ExportDocument` for one finished trial (a ``FrozenTrial``) of a convtune study."""
-    from convtune.study import cost_unit
+    from convtune.config.record import cost_unit
 
     attrs = trial.user_attrs
     if not attrs.get("recipe"):
@@ -399,7 +399,7 @@ def _confirmed_document(study: Any, spec: Any) -> ExportDocument | None:
 
 def predicted_document(study: Any, spec: Any) -> ExportDocument:
     """The recommender's predicted fastest recipe (``convtune.scaling.recommend``), if it exists."""
-    from convtune.study import cost_unit
+    from convtune.config.record import cost_unit
 
     try:
         from convtune.scaling import recommend  # written alongside; optional until it lands
@@ -440,7 +440,7 @@ def select_document(
 ) -> ExportDocument:
     """What ``convtune study export`` writes: ``--trial N``, ``--predicted``, else the confirmed
     best, else the measured best (a trial that reached the target)."""
-    from convtune.study import measured_best
+    from convtune.report.best import measured_best
 
     if trial is not None and predicted:
         raise ConfigError("give --trial or --predicted, not both", where="study export")

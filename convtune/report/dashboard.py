@@ -63,7 +63,7 @@ def upload_learning_curve(
 
 def trial_summary_line(attrs: dict[str, Any], spec: StudySpec) -> str:
     """``reached in 6144 samples · batch 64 · 5200 samples/s`` — status, time, batch, speed, why."""
-    from convtune.study import cost_unit
+    from convtune.config.record import cost_unit
 
     unit = cost_unit(spec.cost)
     status = attrs.get("status") or "running"
@@ -126,7 +126,8 @@ def _recommendation_line(study: optuna.Study, spec: StudySpec, unit: str) -> str
 
 def study_note(study: optuna.Study, spec: StudySpec) -> str:
     """The markdown summary optuna-dashboard shows on the study page."""
-    from convtune.study import cost_unit, measured_best
+    from convtune.config.record import cost_unit
+    from convtune.report.best import measured_best
 
     unit = cost_unit(spec.cost)
     trials = study.get_trials(deepcopy=False)

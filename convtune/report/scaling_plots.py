@@ -195,7 +195,7 @@ def predicted_vs_measured(confirmed: list[dict[str, Any]], unit: str, base: floa
 
 def write_plots(study: optuna.Study, spec: StudySpec, out_dir: str | Path) -> list[Path]:
     """Write every plot the study's data supports into ``out_dir``; return their paths."""
-    from convtune.study import cost_unit
+    from convtune.config.record import cost_unit
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,17 +1,7 @@
-"""Cross-trial scaling model: points from trials, parametric fits, the model and its candidate search, confirm, recommend."""
+"""Scaling across trials: points from what trials recorded (points), the parametric fits and residual GP (fits), the combined model and its candidate search (model), seeds, confirmations and the baseline (confirm), the recommender (recommend)."""
 
-from convtune.scaling.model import (
+from convtune.scaling.confirm import (
     CONFIRMATIONS_ATTR,
-    LEVEL,
-    CriticalBatchFit,
-    Encoder,
-    Prediction,
-    Recommendation,
-    ResidualGP,
-    ScalingModel,
-    StepsFit,
-    StepTimeFit,
-    TrialPoint,
     baseline_time,
     baseline_trial,
     best_confirmed,
@@ -19,15 +9,33 @@ from convtune.scaling.model import (
     confirmations,
     enqueue_baseline,
     enqueue_confirmations,
-    fits_summary,
-    params_key,
-    recommend,
-    sample_params,
-    scaling_report,
-    seed_spread,
     speedup,
+)
+from convtune.scaling.fits import (
+    CriticalBatchFit,
+    Encoder,
+    ResidualGP,
+    StepsFit,
+    StepTimeFit,
+)
+from convtune.scaling.model import (
+    Prediction,
+    ScalingModel,
+    sample_params,
+)
+from convtune.scaling.points import (
+    LEVEL,
+    TrialPoint,
+    params_key,
+    seed_spread,
     step_cost_of,
     trial_points,
+)
+from convtune.scaling.recommend import (
+    Recommendation,
+    fits_summary,
+    recommend,
+    scaling_report,
 )
 
 __all__ = [

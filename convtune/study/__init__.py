@@ -1,55 +1,41 @@
-"""Studies: create and open them, the Objective that runs one trial, the run loop and its worker processes."""
+"""Studies: create and open them, the Objective that runs one trial (the outcome table), the run loop, its worker processes."""
 
 from convtune.study.objective import (
-    SCHEDULE_ATTR,
-    SPEC_ATTR,
-    Executor,
-    InProcessExecutor,
     Objective,
-    Preempted,
     TrialEvent,
     TrialFailed,
-    best_forecast,
-    best_report,
-    cost_unit,
     create_study,
     describe_error,
     engine_config,
     finished_twin,
     make_pruner,
     make_sampler,
-    measured_best,
     open_study,
     penalty,
     penalty_base,
-    preemptible,
     record_outcome,
-    run_study,
     same_configuration,
     schedule_for,
-    step_scale,
-    trial_summary,
+)
+from convtune.study.run import (
+    run_study,
+)
+from convtune.study.signals import (
+    Preempted,
+    preemptible,
 )
 
 __all__ = [
-    "Executor",
-    "InProcessExecutor",
     "Objective",
     "Preempted",
-    "SCHEDULE_ATTR",
-    "SPEC_ATTR",
     "TrialEvent",
     "TrialFailed",
-    "best_forecast",
-    "best_report",
-    "cost_unit",
     "create_study",
     "describe_error",
     "engine_config",
     "finished_twin",
     "make_pruner",
     "make_sampler",
-    "measured_best",
     "open_study",
     "penalty",
     "penalty_base",
@@ -58,6 +44,10 @@ __all__ = [
     "run_study",
     "same_configuration",
     "schedule_for",
-    "step_scale",
-    "trial_summary",
 ]
+
+# Names other modules and user code import from ``convtune.study``; their homes are lower layers.
+from convtune.config.record import SCHEDULE_ATTR, SPEC_ATTR, cost_unit, step_scale  # noqa: E402
+from convtune.execution.executor import Executor, InProcessExecutor  # noqa: E402
+
+__all__ += ["SCHEDULE_ATTR", "SPEC_ATTR", "Executor", "InProcessExecutor", "cost_unit", "step_scale"]

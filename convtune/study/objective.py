@@ -20,54 +20,40 @@ Values are in the study's cost unit (seconds for ``wallclock``/``device_seconds`
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-import logging
 import math
 import shutil
-import signal
-import sys
-import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from convtune import __version__
 from convtune.config.recipe import Recipe
+from convtune.config.record import SCHEDULE_ATTR, SPEC_ATTR, cost_unit, step_scale
 from convtune.config.spec import StudySpec
 from convtune.curves import Forecast, LRSchedule, forecast_time_to_target, time_to_target
 from convtune.errors import ConvtuneError, StudyError, WorkloadError
+from convtune.execution.executor import Executor, InProcessExecutor
 from convtune.storage import open_storage, redact, resolve_storage_url
-from convtune.training.engine import EngineConfig, Progress, RunResult, default_threads, train
+from convtune.study.signals import Preempted, _lost_interrupt
+from convtune.training.engine import EngineConfig, Progress, RunResult, default_threads
 from convtune.training.memory import peak_rss_mb
-from convtune.workloads import Workload, build_workload
 
 if TYPE_CHECKING:
-    from convtune.execution.launcher import LaunchOptions
+    pass
 
-SPEC_ATTR = "convtune_spec"
-SCHEDULE_ATTR = "lr_schedule"
 _SCHEDULE_POINTS = 256
 
 
 class TrialFailed(Exception):
     """A trial crashed (not a user error): it ends FAIL and the study goes on."""
-
-
-def step_scale(cost: str) -> int:
-    """Report steps are integers: samples as they are, time in milliseconds."""
-    return 1 if cost == "samples" else 1000
-
-
-def cost_unit(cost: str) -> str:
-    return "samples" if cost == "samples" else "seconds"
 
 
 def penalty(spec: StudySpec, final_gap: float) -> float:
@@ -272,41 +258,6 @@ def engine_config(spec: StudySpec, *, local_workers: int = 1) -> EngineConfig:
         threads=default_threads(spec.world_size, local_workers),
         max_skipped_steps=spec.max_skipped_steps,
     )
-
-
-class Executor(Protocol):
-    """Runs one trial's training somewhere and streams its records to ``on_eval``.
-
-    ``on_eval`` runs in the tuning process; its True must stop every rank.
-    """
-
-    def run(self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]) -> RunResult: ...
-
-    def close(self) -> None: ...
-
-
-class InProcessExecutor:
-    """One rank, in this process: the workload is built once and reused across trials."""
-
-    def __init__(self, spec: StudySpec):
-        self.spec = spec
-        self._workload: Workload | None = None
-
-    @property
-    def workload(self) -> Workload:
-        if self._workload is None:
-            if not isinstance(self.spec.workload, str):
-                raise StudyError("script and command workloads need the launcher", where="workload")
-            self._workload = build_workload(
-                self.spec.workload, self.spec.workload_args, base_dir=Path(self.spec.base_dir)
-            )
-        return self._workload
-
-    def run(self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]) -> RunResult:
-        return train(self.workload, recipe, config, on_eval)
-
-    def close(self) -> None:
-        self._workload = None
 
 
 class Objective:
@@ -594,323 +545,3 @@ def _forecast_unreached(
     schedule = LRSchedule.from_dict(schedule) if schedule else None
     forecast = forecast_time_to_target(step_costs, values, spec.target_spec, schedule=schedule)
     return forecast, f"pruned by {type(pruner).__name__}"
-
-
-def run_study(
-    name: str,
-    *,
-    n_trials: int | None = None,
-    timeout: float | None = None,
-    storage: str | None = None,
-    on_event: Callable[[TrialEvent], None] | None = None,
-    world_size: int | None = None,
-    executor: str = "auto",
-    launch: LaunchOptions | None = None,
-    local_workers: int = 1,
-    pruner: optuna.pruners.BasePruner | None = None,
-    sampler_seed: int | None = None,
-    claim: Callable[[], bool] | None = None,
-    after_each: Callable[[optuna.Study, FrozenTrial], None] | None = None,
-) -> optuna.Study:
-    """Run trials of study ``name`` inside ``study.optimize()`` (heartbeats and retries need it).
-
-    ``world_size`` overrides the spec's ranks per trial. ``executor``: ``auto`` trains one-rank
-    Workload trials in this process (no launch, no channel) and everything else (more ranks,
-    nodes, scripts, commands) in torchrun-launched warm ranks; ``elastic`` always launches;
-    ``inprocess`` never does. In-process training needs ``OMP_WAIT_POLICY=PASSIVE`` set before
-    torch loads (the CLI does): without it two spinning threads ran ~10× slower on a loaded
-    2-core machine; warm ranks always get it. ``launch`` sets rendezvous options and the
-    collective timeout; ``local_workers`` is how many tuning processes share this machine.
-
-    Worker processes (:mod:`convtune.study.workers`) pass their own ``sampler_seed``, and ``claim``:
-    called before each trial, False ends the run (``n_trials`` is then ignored). On journal
-    storages trials hold a lease instead of Optuna's heartbeat (which journals lack).
-    """
-    from convtune.execution.launcher import ElasticExecutor, LaunchOptions
-
-    study, spec = open_study(name, storage)
-    if world_size is not None and world_size != spec.world_size:
-        spec = spec.model_copy(update={"world_size": world_size})
-        spec.search_space  # noqa: B018  (re-validate: a batch must still divide over the ranks)
-    study.sampler = make_sampler(
-        spec if sampler_seed is None else spec.model_copy(update={"seed": sampler_seed})
-    )
-    study.pruner = pruner or make_pruner(spec)  # confirm runs pass NopPruner: full runs
-    launch = launch or LaunchOptions(local_workers=local_workers)
-    in_process = (
-        isinstance(spec.workload, str)
-        and spec.world_size == 1
-        and launch.nnodes == 1
-        and executor != "elastic"
-    ) or executor == "inprocess"
-    chosen: Executor
-    if in_process:
-        chosen = InProcessExecutor(spec)
-        chosen.workload  # noqa: B018  (a workload that cannot be built is the user's error: fail before any trial)
-    else:
-        if isinstance(spec.workload, str):
-            from convtune.workloads import resolve_factory
-
-            resolve_factory(spec.workload, base_dir=Path(spec.base_dir))
-        chosen = ElasticExecutor(spec, launch)
-    from convtune.report.dashboard import DashboardHooks
-
-    # Per-trial plots as artifacts and a study note, for optuna-dashboard (failures only warn).
-    hooks = DashboardHooks(spec, resolve_storage_url(storage or spec.storage))
-    inner = Objective(
-        spec, executor=chosen, on_event=on_event, local_workers=local_workers, after_trial=hooks.after_trial
-    )
-    callbacks: list[Callable[[optuna.Study, FrozenTrial], None]] = [hooks]
-    from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal
-    from convtune.study import workers
-
-    url = resolve_storage_url(storage or spec.storage)
-    interval, grace = heartbeat_settings()
-    # Journals: leases (no heartbeats in Optuna 5). RDB: Optuna's heartbeats, and a sweep for
-    # the trials they cannot see (asked, then the worker died before its first beat).
-    journal = is_journal(url)
-    workers.sweep_stale(study, grace, MAX_RETRY, unclaimed_only=not journal)
-    callbacks.append(workers.LeaseSweep(grace, MAX_RETRY, unclaimed_only=not journal))
-    objective = _Leased(inner, interval if journal else None)
-    if after_each is not None:
-        callbacks.append(after_each)
-    # One trial per optimize() call: a trial failed under this worker by another one (its
-    # heartbeat or lease lapsed) ends that call with an error Optuna cannot tell apart; this
-    # loop recognises it and goes on. ``n_trials``/``timeout`` keep Optuna's meaning.
-    deadline = None if timeout is None else time.monotonic() + timeout
-    done = 0
-    try:
-        with _lost_interrupt:
-            while (
-                (claim is not None or n_trials is None or done < n_trials)
-                and (deadline is None or time.monotonic() < deadline)
-                and (claim is None or claim())
-            ):
-                try:
-                    study.optimize(
-                        objective, n_trials=1, catch=(TrialFailed,), gc_after_trial=True, callbacks=callbacks
-                    )
-                except Preempted:
-                    _requeue_preempted(study, objective.trial_id)
-                    raise
-                except (ValueError, AssertionError):
-                    lost = objective.lost()
-                    if lost is None:
-                        raise
-                    warnings.warn(
-                        f"convtune: trial {lost} was failed by another worker while it ran here "
-                        "(its heartbeat or lease lapsed); it has been retried there",
-                        stacklevel=1,
-                    )
-                    if after_each is not None:
-                        after_each(study, study._storage.get_trial(objective.trial_id))
-                done += 1
-                _lost_interrupt.raise_if_pending()  # one dropped between trials
-    finally:
-        chosen.close()
-    return study
-
-
-def _requeue_preempted(study: optuna.Study, trial_id: int | None) -> None:
-    """Queue the retry of the trial SIGTERM stopped (not one that had finished before it)."""
-    from convtune.storage import MAX_RETRY
-    from convtune.study.workers import requeue
-
-    if trial_id is None:
-        return
-    trial = study._storage.get_trial(trial_id)
-    if trial.state == TrialState.FAIL and trial.user_attrs.get("status") == "preempted":
-        requeue(study, trial, MAX_RETRY)
-
-
-class _QuietInterrupt(logging.Filter):
-    """Ctrl-C is no crash: Optuna's two "trial N failed" warnings for it are dropped.
-
-    convtune reports the interruption itself (the trial is marked ``interrupted`` and the CLI
-    prints how to resume); Optuna's lines, the second of which says only "failed with value
-    None", read like a crash beside it.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._follow_up: dict[int | None, str] = {}  # thread -> the warning that follows
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
-            number = record.getMessage().split()[1]  # "Trial N failed with parameters: ..."
-            self._follow_up[record.thread] = f"Trial {number} failed with value "
-            return False
-        follow_up = self._follow_up.pop(record.thread, None)
-        return follow_up is None or not record.getMessage().startswith(follow_up)
-
-
-_quiet_interrupt = _QuietInterrupt()
-logging.getLogger("optuna.study._optimize").addFilter(_quiet_interrupt)
-
-
-class Preempted(KeyboardInterrupt):
-    """SIGTERM, as a cluster scheduler sends before it preempts a job: stop like Ctrl-C, but
-    the running trial is re-queued (and resumes from its checkpoint when ``checkpoint_dir`` is
-    set) the next time the study runs.
-
-    A ``KeyboardInterrupt`` so that every clean-up path of Ctrl-C (ranks stopped, Optuna's
-    FAIL) runs for it too.
-    """
-
-
-def _raise_preempted(_signum: int, _frame: Any) -> None:
-    """A SIGTERM handler: raise :class:`Preempted` in the main thread."""
-    raise Preempted
-
-
-@contextlib.contextmanager
-def preemptible() -> Iterator[None]:
-    """Within: SIGTERM raises :class:`Preempted` (what ``convtune study run`` runs under)."""
-    previous = signal.signal(signal.SIGTERM, _raise_preempted)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-class _LostInterrupt:
-    """Keeps a Ctrl-C that Python would drop, to raise it at the next evaluation.
-
-    A SIGINT that lands while a weakref callback or ``__del__`` runs (garbage collection) cannot
-    propagate: Python prints "Exception ignored ... KeyboardInterrupt" and training goes on, so
-    one Ctrl-C would leave the study running. Inside :func:`run_study`, ``sys.unraisablehook``
-    catches it instead.
-    """
-
-    def __init__(self) -> None:
-        self.pending: KeyboardInterrupt | None = None
-        self._previous: Any = None
-
-    def __enter__(self) -> _LostInterrupt:
-        self.pending = None
-        self._previous = sys.unraisablehook
-        sys.unraisablehook = self._hook
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        sys.unraisablehook = self._previous
-
-    def _hook(self, unraisable: Any) -> None:
-        if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            self.pending = unraisable.exc_value  # a Preempted stays one
-        else:
-            self._previous(unraisable)
-
-    def raise_if_pending(self) -> None:
-        if self.pending is not None:
-            pending, self.pending = self.pending, None
-            raise pending
-
-
-_lost_interrupt = _LostInterrupt()
-
-
-class _Leased:
-    """Marks the trial with its worker and, on journal storages, holds its lease while it runs."""
-
-    def __init__(self, objective: Callable[[optuna.Trial], float], interval: float | None):
-        self.objective, self.interval = objective, interval
-        self.trial_id: int | None = None
-        self.study: optuna.Study | None = None
-
-    def lost(self) -> int | None:
-        """The number of this worker's last trial if another worker failed it meanwhile."""
-        if self.trial_id is None or self.study is None:
-            return None
-        trial = self.study._storage.get_trial(self.trial_id)
-        if trial.state == TrialState.FAIL and trial.user_attrs.get("status") not in (
-            "interrupted",
-            "preempted",
-        ):
-            return trial.number
-        return None
-
-    def __call__(self, trial: optuna.Trial) -> float:
-        from convtune.study.workers import WORKER_ATTR, Lease, worker_id
-
-        self.trial_id, self.study = trial._trial_id, trial.study
-        trial.set_user_attr(WORKER_ATTR, worker_id())
-        try:
-            if self.interval is None:
-                return self.objective(trial)
-            with Lease(trial.study._storage, trial._trial_id, self.interval):
-                return self.objective(trial)
-        except KeyboardInterrupt as stop:
-            # Also after training (outcome, plots): the trial ends FAIL, marked as interrupted
-            # (Ctrl-C: the user's choice, not retried) or preempted (run_study re-queues it).
-            preempted = isinstance(stop, Preempted)
-            with contextlib.suppress(Exception):
-                trial.set_user_attr("status", "preempted" if preempted else "interrupted")
-                trial.set_user_attr(
-                    "reason", "preempted (SIGTERM): re-queued" if preempted else "interrupted (Ctrl-C)"
-                )
-            raise
-
-
-# ---- reading results ---------------------------------------------------------------------------
-
-
-def measured_best(study: optuna.Study) -> FrozenTrial | None:
-    """The fastest trial that reached the target (extrapolated values never count here)."""
-    reached = [
-        t
-        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if t.user_attrs.get("status") == "reached"
-    ]
-    return min(reached, key=lambda t: t.value) if reached else None
-
-
-def best_forecast(study: optuna.Study) -> FrozenTrial | None:
-    """The unreached trial with the best forecast, for studies where nothing reached yet."""
-    candidates = [
-        t
-        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if t.user_attrs.get("status") in ("stopped", "budget")
-        and t.user_attrs.get("predicted_time_to_target")
-    ]
-    return min(candidates, key=lambda t: t.value) if candidates else None
-
-
-def trial_summary(trial: FrozenTrial) -> dict[str, Any]:
-    attrs = trial.user_attrs
-    return {
-        "trial": trial.number,
-        "state": trial.state.name,
-        "status": attrs.get("status"),
-        "value": trial.value,
-        "time_to_target": attrs.get("time_to_target"),
-        "predicted_time_to_target": attrs.get("predicted_time_to_target"),
-        "params": dict(trial.params),
-        "recipe": attrs.get("recipe"),
-        "effective_batch_size": attrs.get("effective_batch_size"),
-        "samples_per_second": attrs.get("samples_per_second"),
-        "final_metric": attrs.get("final_metric"),
-        "reason": attrs.get("reason") or attrs.get("error"),
-    }
-
-
-def best_report(study: optuna.Study, spec: StudySpec) -> dict[str, Any]:
-    """The document behind ``convtune study best --json`` (schema in the README)."""
-    trials = study.get_trials(deepcopy=False)
-    best = measured_best(study)
-    forecast = best_forecast(study)
-    statuses = [t.user_attrs.get("status") for t in trials]
-    report: dict[str, Any] = {
-        "study": study.study_name,
-        "target": spec.target,
-        "cost": spec.cost,
-        "cost_unit": cost_unit(spec.cost),
-        "n_trials": len(trials),
-        "n_reached": statuses.count("reached"),
-        "measured": trial_summary(best) if best else None,
-        "best_forecast": trial_summary(forecast) if forecast else None,
-    }
-    from convtune.scaling import scaling_report  # lazy: the recommender sits above this module
-
-    report.update(scaling_report(study, spec, report["measured"]))
-    return report

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import optuna
 
     from convtune.execution.launcher import LaunchOptions
-    from convtune.study import TrialEvent
+    from convtune.study.objective import TrialEvent
 
 LEASE_ATTR = "lease"  # epoch seconds of the last renewal (journal storages only)
 WORKER_ATTR = "worker"  # host:pid of the worker running the trial
@@ -285,6 +285,7 @@ def run_workers(
     on_event: Callable[[TrialEvent], None] | None = None,
     on_note: Callable[[str], None] | None = None,
     max_restarts: int | None = None,
+    hooks: Any = None,
 ) -> WorkerReport:
     """Run ``workers`` worker processes on study ``name`` until ``n_trials`` trials are done.
 
@@ -297,7 +298,7 @@ def run_workers(
     import multiprocessing as mp
 
     from convtune.storage import resolve_storage_url
-    from convtune.study import open_study
+    from convtune.study.objective import open_study
 
     _, spec = open_study(name, storage)
     url = resolve_storage_url(storage or spec.storage)
@@ -336,6 +337,7 @@ def run_workers(
                 world_size,
                 executor,
                 launch_options,
+                hooks,
             ),
         )
         # The worker starts with SIGINT and SIGTERM blocked (the mask survives spawn's exec) and
@@ -436,7 +438,7 @@ def _drain(
     note: Callable[[str], None],
     timeout: float,
 ) -> None:
-    from convtune.study import TrialEvent
+    from convtune.study.objective import TrialEvent
 
     wait = timeout
     while True:
@@ -468,6 +470,7 @@ def _worker_main(
     world_size: int | None,
     executor: str,
     launch_options: dict[str, Any] | None,
+    hooks: Any = None,
 ) -> None:
     """One worker process: its slice of the machine, its own sampler seed, trials until told."""
     import sys
@@ -486,7 +489,8 @@ def _worker_main(
     import optuna
 
     from convtune.execution.launcher import LaunchOptions
-    from convtune.study import Preempted, preemptible, run_study
+    from convtune.study.run import run_study
+    from convtune.study.signals import Preempted, preemptible
 
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -531,6 +535,7 @@ def _worker_main(
                 sampler_seed=seed,
                 claim=claim,
                 after_each=done,
+                hooks=hooks,
             )
     except Preempted:
         sys.exit(143)
