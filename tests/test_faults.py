@@ -27,8 +27,9 @@ from optuna.trial import TrialState
 
 from convtune.config.spec import StudySpec
 from convtune.storage import open_storage
+from convtune.storage.leases import WORKER_ATTR
 from convtune.study import create_study, open_study, run_study
-from convtune.study.workers import WORKER_ATTR, run_workers
+from convtune.study.workers import run_workers
 
 SPACE = {
     "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},

@@ -17,17 +17,9 @@ from specs import digits_spec
 from convtune.config.spec import StudySpec
 from convtune.errors import ConfigError, StorageError
 from convtune.storage import open_storage
+from convtune.storage.leases import LEASE_ATTR, WORKER_ATTR, Lease, sweep_stale
 from convtune.study import create_study, open_study, run_study
-from convtune.study.workers import (
-    LEASE_ATTR,
-    WORKER_ATTR,
-    Lease,
-    check_workers,
-    plan_slices,
-    run_workers,
-    sweep_stale,
-    worker_seed,
-)
+from convtune.study.workers import check_workers, plan_slices, run_workers, worker_seed
 
 SPACE = {
     "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},

@@ -341,7 +341,8 @@ def study_follow(
     Relaunches its ranks after a failed trial, as the study's node does; returns when that node
     finishes the study.
     """
-    from convtune.execution.launcher import LaunchOptions, check_nodes, follow, follow_scripts
+    from convtune.execution.follow import follow, follow_scripts
+    from convtune.execution.launcher import LaunchOptions, check_nodes
     from convtune.study import open_study
 
     _, spec = open_study(name, storage)

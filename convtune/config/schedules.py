@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 from torch.optim.lr_scheduler import (
@@ -22,8 +22,19 @@ from torch.optim.lr_scheduler import (
     SequentialLR,
 )
 
-if TYPE_CHECKING:
-    from convtune.config.recipe import Recipe
+
+class RecipeFields(Protocol):
+    """What a schedule reads from a :class:`convtune.config.recipe.Recipe` (which imports this
+    registry, so the registry names only the fields it needs)."""
+
+    @property
+    def peak_lr(self) -> float: ...
+    @property
+    def warmup_steps(self) -> int: ...
+    @property
+    def total_steps(self) -> int: ...
+    @property
+    def schedule_params(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,7 @@ class ScheduleEntry:
     """
 
     name: str
-    build: Callable[[torch.optim.Optimizer, Recipe], LRScheduler]
+    build: Callable[[torch.optim.Optimizer, RecipeFields], LRScheduler]
     defaults: Mapping[str, Any] = field(default_factory=dict)
     uses_warmup: bool = True
     hf_scheduler: str | None = None
@@ -57,12 +68,12 @@ def warmup_factor(step: int, warmup_steps: int) -> float:
     return (step + 1) / (warmup_steps + 1)
 
 
-def _decay_progress(step: int, recipe: Recipe) -> float:
+def _decay_progress(step: int, recipe: RecipeFields) -> float:
     span = max(1, recipe.total_steps - recipe.warmup_steps)
     return min(1.0, max(0.0, (step - recipe.warmup_steps) / span))
 
 
-def cosine_multiplier(step: int, recipe: Recipe) -> float:
+def cosine_multiplier(step: int, recipe: RecipeFields) -> float:
     if step < recipe.warmup_steps:
         return warmup_factor(step, recipe.warmup_steps)
     floor = float(recipe.schedule_params.get("min_lr_ratio", 0.0))
@@ -70,27 +81,27 @@ def cosine_multiplier(step: int, recipe: Recipe) -> float:
     return floor + (1.0 - floor) * cosine
 
 
-def linear_multiplier(step: int, recipe: Recipe) -> float:
+def linear_multiplier(step: int, recipe: RecipeFields) -> float:
     if step < recipe.warmup_steps:
         return warmup_factor(step, recipe.warmup_steps)
     floor = float(recipe.schedule_params.get("min_lr_ratio", 0.0))
     return floor + (1.0 - floor) * (1.0 - _decay_progress(step, recipe))
 
 
-def constant_multiplier(step: int, recipe: Recipe) -> float:
+def constant_multiplier(step: int, recipe: RecipeFields) -> float:
     return warmup_factor(step, recipe.warmup_steps)
 
 
 def _lambda(
-    multiplier: Callable[[int, Recipe], float],
-) -> Callable[[torch.optim.Optimizer, Recipe], LRScheduler]:
-    def build(optimizer: torch.optim.Optimizer, recipe: Recipe) -> LRScheduler:
+    multiplier: Callable[[int, RecipeFields], float],
+) -> Callable[[torch.optim.Optimizer, RecipeFields], LRScheduler]:
+    def build(optimizer: torch.optim.Optimizer, recipe: RecipeFields) -> LRScheduler:
         return LambdaLR(optimizer, lambda step: multiplier(step, recipe))
 
     return build
 
 
-def _cyclic(optimizer: torch.optim.Optimizer, recipe: Recipe) -> LRScheduler:
+def _cyclic(optimizer: torch.optim.Optimizer, recipe: RecipeFields) -> LRScheduler:
     p = recipe.schedule_params
     ratio = float(p["base_lr_ratio"])
     ramp = None
@@ -116,7 +127,7 @@ def _cyclic(optimizer: torch.optim.Optimizer, recipe: Recipe) -> LRScheduler:
     return SequentialLR(optimizer, [ramp, cyclic], milestones=[recipe.warmup_steps])
 
 
-def _onecycle(optimizer: torch.optim.Optimizer, recipe: Recipe) -> LRScheduler:
+def _onecycle(optimizer: torch.optim.Optimizer, recipe: RecipeFields) -> LRScheduler:
     p = recipe.schedule_params
     return OneCycleLR(
         optimizer,

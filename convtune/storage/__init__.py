@@ -1,4 +1,4 @@
-"""Storage URLs to Optuna storages (RDB, journal file, Redis), redaction, and leases on journal trials."""
+"""Storage URLs to Optuna storages (RDB with heartbeats and retries, journal file, Redis), redaction (backends), and which worker holds a trial, with leases on journal storages (leases)."""
 
 from convtune.storage.backends import (
     DEFAULT_DIR,
@@ -24,6 +24,15 @@ from convtune.storage.backends import (
     redact,
     resolve_storage_url,
 )
+from convtune.storage.leases import (
+    LEASE_ATTR,
+    WORKER_ATTR,
+    Lease,
+    LeaseSweep,
+    requeue,
+    sweep_stale,
+    worker_id,
+)
 
 __all__ = [
     "DEFAULT_DIR",
@@ -33,11 +42,15 @@ __all__ = [
     "GRACE_PERIOD",
     "HEARTBEAT_ENV",
     "HEARTBEAT_INTERVAL",
+    "LEASE_ATTR",
+    "Lease",
+    "LeaseSweep",
     "MAX_RETRY",
     "RECONNECT_ENV",
     "RECONNECT_SECONDS",
     "ResilientRDBStorage",
     "ResilientRedisBackend",
+    "WORKER_ATTR",
     "default_artifact_dir",
     "default_storage_url",
     "flock_journal_lock",
@@ -47,5 +60,8 @@ __all__ = [
     "journal_path",
     "open_storage",
     "redact",
+    "requeue",
     "resolve_storage_url",
+    "sweep_stale",
+    "worker_id",
 ]

@@ -110,15 +110,15 @@ def run_study(
         [trial_hooks] if trial_hooks is not None else []
     )
     from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal
-    from convtune.study import workers  # noqa: I001
+    from convtune.storage.leases import LeaseSweep, sweep_stale
 
     url = resolve_storage_url(storage or spec.storage)
     interval, grace = heartbeat_settings()
     # Journals: leases (no heartbeats in Optuna 5). RDB: Optuna's heartbeats, and a sweep for
     # the trials they cannot see (asked, then the worker died before its first beat).
     journal = is_journal(url)
-    workers.sweep_stale(study, grace, MAX_RETRY, unclaimed_only=not journal)
-    callbacks.append(workers.LeaseSweep(grace, MAX_RETRY, unclaimed_only=not journal))
+    sweep_stale(study, grace, MAX_RETRY, unclaimed_only=not journal)
+    callbacks.append(LeaseSweep(grace, MAX_RETRY, unclaimed_only=not journal))
     objective = _Leased(inner, interval if journal else None)
     if after_each is not None:
         callbacks.append(after_each)
@@ -162,7 +162,7 @@ def run_study(
 def _requeue_preempted(study: optuna.Study, trial_id: int | None) -> None:
     """Queue the retry of the trial SIGTERM stopped (not one that had finished before it)."""
     from convtune.storage import MAX_RETRY
-    from convtune.study.workers import requeue
+    from convtune.storage.leases import requeue
 
     if trial_id is None:
         return
@@ -192,7 +192,7 @@ class _Leased:
         return None
 
     def __call__(self, trial: optuna.Trial) -> float:
-        from convtune.study.workers import WORKER_ATTR, Lease, worker_id
+        from convtune.storage.leases import WORKER_ATTR, Lease, worker_id
 
         self.trial_id, self.study = trial._trial_id, trial.study
         trial.set_user_attr(WORKER_ATTR, worker_id())
