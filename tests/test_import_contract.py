@@ -119,3 +119,33 @@ def test_no_import_cycles() -> None:
 def test_the_contract_sees_lazy_imports() -> None:
     """The check reads function-local imports: one placed upward inside a function fails it."""
     assert "convtune.execution.launcher" in GRAPH["convtune.study.run"]  # imported inside run_study
+
+
+# The stored record is read and written in one place: ``convtune.config.record`` (and the
+# storage's leases, which mark trials below the record). The pruner still reads two attributes
+# itself until it moves onto the record.
+RECORD_KEEPERS = {"convtune.config.record", "convtune.storage.leases"}
+NOT_YET_ON_THE_RECORD = {"convtune.pruners._time_to_target"}
+STORED_ATTRIBUTES = {
+    "user_attrs",
+    "system_attrs",
+    "set_user_attr",
+    "set_system_attr",
+    "set_trial_user_attr",
+    "set_trial_system_attr",
+    "get_trial_user_attrs",
+    "get_trial_system_attrs",
+}
+
+
+@pytest.mark.parametrize("name", sorted(set(GRAPH) - FACADE - RECORD_KEEPERS - NOT_YET_ON_THE_RECORD))
+def test_only_the_record_touches_stored_attributes(name: str) -> None:
+    tree = ast.parse(MODULES[name].read_text())
+    touched = sorted(
+        f"line {node.lineno}: .{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr in STORED_ATTRIBUTES
+    )
+    assert not touched, (
+        f"{name} reads or writes stored attributes itself (use convtune.config.record): {touched}"
+    )

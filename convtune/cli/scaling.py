@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from convtune.cli.common import StorageOpt, console
+from convtune.config.record import BASELINE_ATTR, CONFIRMATIONS_ATTR, TrialRecord, set_study_attr, study_attr
 from convtune.report.format import describe_recipe, readable
 
 probe_app = typer.Typer(
@@ -45,7 +46,7 @@ def study_confirm(
 
     from convtune.config.record import cost_unit
     from convtune.report.dashboard import DashboardHooks
-    from convtune.scaling import CONFIRMATIONS_ATTR, best_confirmed, confirmations, enqueue_confirmations
+    from convtune.scaling import best_confirmed, confirmations, enqueue_confirmations
     from convtune.study import open_study, run_study
 
     study, spec = open_study(name, storage)
@@ -64,7 +65,7 @@ def study_confirm(
     )
     study, spec = open_study(name, storage)
     done = confirmations(study)
-    study.set_user_attr(CONFIRMATIONS_ATTR, done)  # the measured side, stored beside the plan
+    set_study_attr(study, CONFIRMATIONS_ATTR, done)  # the measured side, stored beside the plan
     unit = cost_unit(spec.cost)
     table = Table(title=f"{name}: predicted against measured ({unit})")
     table.add_column("configuration")
@@ -130,10 +131,10 @@ def _probe_setup(name: str, storage: str | None, recipe_file: Path | None) -> tu
         raise StudyError("probes need a Workload (a built-in or factory), not a script", where="workload")
     if recipe_file is not None:
         recipe = load_recipe(recipe_file)
-    elif study.user_attrs.get("baseline"):
-        recipe = Recipe.from_dict(study.user_attrs["baseline"])
+    elif study_attr(study, BASELINE_ATTR):
+        recipe = Recipe.from_dict(study_attr(study, BASELINE_ATTR))
     elif (best := measured_best(study)) is not None:
-        recipe = Recipe.from_dict(best.user_attrs["recipe"])
+        recipe = Recipe.from_dict(dict(TrialRecord.of(best).recipe or {}))
     else:
         recipe = spec.search_space.recipe(optuna.trial.FixedTrial(space_centre(spec.search_space)))
     workload = build_workload(spec.workload, spec.workload_args, base_dir=Path(spec.base_dir))
@@ -186,7 +187,7 @@ def probe_lr_range(
     study, spec, workload, base = _probe_setup(name, storage, recipe)
     found = lr_range_test(workload, base, min_lr=min_lr, max_lr=max_lr, steps=steps, seed=spec.seed)
     record = found.to_dict() | {"optimizer": base.optimizer_name, "micro_batch_size": base.micro_batch_size}
-    study.set_user_attr("probe_lr_range", record)
+    set_study_attr(study, "probe_lr_range", record)
     low, high = found.suggested_bounds
     console.print(
         f"{base.optimizer_name}, batch {base.effective_batch_size}: loss falls fastest at lr {readable(found.steepest_lr)}, "
@@ -222,7 +223,7 @@ def probe_noise_scale(
         warmup_steps=warmup_steps,
         seed=spec.seed,
     )
-    study.set_user_attr("probe_noise_scale", json.loads(json.dumps(found.to_dict(), default=str)))
+    set_study_attr(study, "probe_noise_scale", json.loads(json.dumps(found.to_dict(), default=str)))
     low, high = found.interval
     lo_b, hi_b = found.useful_batch_range
     console.print(

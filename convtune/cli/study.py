@@ -479,6 +479,7 @@ def study_list(storage: StorageOpt = None) -> None:
     """List the studies in a storage."""
     import optuna
 
+    from convtune.config.record import study_attrs
     from convtune.storage import open_storage
 
     summaries = optuna.get_all_study_summaries(open_storage(storage), include_best_trial=False)
@@ -489,8 +490,8 @@ def study_list(storage: StorageOpt = None) -> None:
         table.add_row(
             s.study_name,
             str(s.n_trials),
-            str(s.user_attrs.get("target", "–")),
-            str(s.user_attrs.get("cost", "–")),
+            str(study_attrs(s).get("target", "–")),
+            str(study_attrs(s).get("cost", "–")),
             s.datetime_start.strftime("%Y-%m-%d %H:%M") if s.datetime_start else "–",
         )
     console.print(table)

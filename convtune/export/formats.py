@@ -337,44 +337,45 @@ def export(doc: ExportDocument, format: str, path: str | Path) -> Path:
 
 def document_for_trial(study: Any, spec: Any, trial: Any, source: str) -> ExportDocument:
     """An :class:`ExportDocument` for one finished trial (a ``FrozenTrial``) of a convtune study."""
-    from convtune.config.record import cost_unit
+    from convtune.config.record import TrialRecord, cost_unit
 
-    attrs = trial.user_attrs
-    if not attrs.get("recipe"):
+    record = TrialRecord.of(trial)
+    if not record.recipe:
         raise ConfigError(
             f"trial {trial.number} has no recipe (state {trial.state.name})",
             where=f"study {study.study_name}",
             fix="choose a trial that ran",
         )
     return ExportDocument(
-        recipe=Recipe.from_dict(attrs["recipe"], where=f"study {study.study_name} trial {trial.number}"),
+        recipe=Recipe.from_dict(dict(record.recipe), where=f"study {study.study_name} trial {trial.number}"),
         study=study.study_name,
         trial=trial.number,
         source=source,
-        status=attrs.get("status"),
+        status=record.stored_status,
         target=spec.target,
         cost=spec.cost,
         cost_unit=cost_unit(spec.cost),
-        time_to_target=attrs.get("time_to_target"),
-        predicted_time_to_target=attrs.get("predicted_time_to_target"),
+        time_to_target=record.time_to_target,
+        predicted_time_to_target=record.predicted_time_to_target,
     )
 
 
 def _confirmed_document(study: Any, spec: Any) -> ExportDocument | None:
     """The fastest reached trial of the best confirmed configuration, if any was confirmed.
 
-    ``convtune study confirm`` re-runs predicted configurations over seeds (trials marked
-    ``confirmed``); the best configuration is the one whose every seed reached the target with
+    ``convtune study confirm`` re-runs predicted configurations over seeds (confirmation trials); the best configuration is the one whose every seed reached the target with
     the lowest mean (``convtune.scaling.best_confirmed``), and the document is timed by that
     mean (``confirmed_times`` holds each seed's): the fastest seed alone would flatter it.
-    Without the recommender, any reached trial marked ``confirmed`` counts, by its own time.
+    Without the recommender, any reached confirmation trial counts, by its own time.
     """
     from optuna.trial import TrialState
+
+    from convtune.config.record import TrialRecord
 
     reached = [
         t
         for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if t.user_attrs.get("confirmed") and t.user_attrs.get("status") == "reached"
+        if (record := TrialRecord.of(t)).confirmation and record.reached
     ]
     try:
         from convtune.scaling import best_confirmed

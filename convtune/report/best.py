@@ -7,7 +7,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from convtune.config.record import cost_unit
+from convtune.config.record import UNREACHED, TrialRecord, TrialStatus, cost_unit
 from convtune.config.spec import StudySpec
 from convtune.scaling import scaling_report
 
@@ -17,7 +17,7 @@ def measured_best(study: optuna.Study) -> FrozenTrial | None:
     reached = [
         t
         for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if t.user_attrs.get("status") == "reached"
+        if TrialRecord.of(t).status is TrialStatus.REACHED
     ]
     return min(reached, key=lambda t: t.value) if reached else None
 
@@ -27,28 +27,14 @@ def best_forecast(study: optuna.Study) -> FrozenTrial | None:
     candidates = [
         t
         for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if t.user_attrs.get("status") in ("stopped", "budget")
-        and t.user_attrs.get("predicted_time_to_target")
+        if (record := TrialRecord.of(t)).status in UNREACHED and record.predicted_time_to_target
     ]
     return min(candidates, key=lambda t: t.value) if candidates else None
 
 
 def trial_summary(trial: FrozenTrial) -> dict[str, Any]:
-    attrs = trial.user_attrs
-    return {
-        "trial": trial.number,
-        "state": trial.state.name,
-        "status": attrs.get("status"),
-        "value": trial.value,
-        "time_to_target": attrs.get("time_to_target"),
-        "predicted_time_to_target": attrs.get("predicted_time_to_target"),
-        "params": dict(trial.params),
-        "recipe": attrs.get("recipe"),
-        "effective_batch_size": attrs.get("effective_batch_size"),
-        "samples_per_second": attrs.get("samples_per_second"),
-        "final_metric": attrs.get("final_metric"),
-        "reason": attrs.get("reason") or attrs.get("error"),
-    }
+    """One trial as ``best --json`` and ``show`` print it."""
+    return TrialRecord.of(trial).summary()
 
 
 def best_report(study: optuna.Study, spec: StudySpec) -> dict[str, Any]:
@@ -56,14 +42,14 @@ def best_report(study: optuna.Study, spec: StudySpec) -> dict[str, Any]:
     trials = study.get_trials(deepcopy=False)
     best = measured_best(study)
     forecast = best_forecast(study)
-    statuses = [t.user_attrs.get("status") for t in trials]
+    statuses = [TrialRecord.of(t).status for t in trials]
     report: dict[str, Any] = {
         "study": study.study_name,
         "target": spec.target,
         "cost": spec.cost,
         "cost_unit": cost_unit(spec.cost),
         "n_trials": len(trials),
-        "n_reached": statuses.count("reached"),
+        "n_reached": statuses.count(TrialStatus.REACHED),
         "measured": trial_summary(best) if best else None,
         "best_forecast": trial_summary(forecast) if forecast else None,
     }

@@ -26,6 +26,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from convtune.config.record import TrialRecord, write_trial
 from convtune.config.spec import StudySpec
 from convtune.report.format import describe_recipe, readable
 from convtune.storage import default_artifact_dir
@@ -55,7 +56,7 @@ def upload_learning_curve(
 
     with tempfile.TemporaryDirectory(prefix="convtune-plot-") as tmp:
         path = Path(tmp) / f"{PLOT_PREFIX}_trial{trial.number}.png"
-        save_learning_curve(path, trial.number, trial.user_attrs, spec.target, spec.cost)
+        save_learning_curve(path, trial.number, TrialRecord.of(trial).attrs, spec.target, spec.cost)
         return optuna.artifacts.upload_artifact(
             artifact_store=store, file_path=str(path), study_or_trial=trial, mimetype="image/png"
         )
@@ -86,11 +87,11 @@ def trial_summary_line(attrs: dict[str, Any], spec: StudySpec) -> str:
 
 def _ttt(trial: FrozenTrial) -> tuple[float | None, bool]:
     """(time-to-target, is it a forecast) for a finished trial."""
-    attrs = trial.user_attrs
-    if attrs.get("time_to_target") is not None:
-        return float(attrs["time_to_target"]), False
-    if attrs.get("predicted_time_to_target") is not None:
-        return float(attrs["predicted_time_to_target"]), True
+    record = TrialRecord.of(trial)
+    if record.time_to_target is not None:
+        return float(record.time_to_target), False
+    if record.predicted_time_to_target is not None:
+        return float(record.predicted_time_to_target), True
     return None, False
 
 
@@ -131,7 +132,7 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
 
     unit = cost_unit(spec.cost)
     trials = study.get_trials(deepcopy=False)
-    counts = Counter(t.user_attrs.get("status") or t.state.name.lower() for t in trials)
+    counts = Counter(r.stored_status or r.state.lower() for r in map(TrialRecord.of, trials))
     lines = [
         f"## {study.study_name}: fastest to `{spec.target}`",
         "",
@@ -142,7 +143,7 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
     if best is not None:
         lines.append(
             f"**Best measured:** trial {best.number}, {_fmt(best.value, unit)} — "
-            f"{describe_recipe(best.user_attrs.get('recipe'))}"
+            f"{describe_recipe(TrialRecord.of(best).recipe)}"
         )
     else:
         lines.append(f"**Best measured:** no trial reached `{spec.target}` yet.")
@@ -150,7 +151,7 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
     if rec:
         lines.append("")
         lines.append(rec)
-    baselines = [t for t in trials if t.user_attrs.get("baseline") is True and t.state == TrialState.COMPLETE]
+    baselines = [t for t in trials if TrialRecord.of(t).baseline and t.state == TrialState.COMPLETE]
     if baselines:
         base = baselines[0]
         base_ttt, forecast = _ttt(base)
@@ -174,9 +175,8 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
     for t in sorted(finished, key=lambda t: t.value)[:5]:
         value, forecast = _ttt(t)
         shown = ("~" if forecast else "") + _fmt(value, unit)
-        lines.append(
-            f"| {t.number} | {t.user_attrs.get('status')} | {shown} | {describe_recipe(t.user_attrs.get('recipe'))} |"
-        )
+        record = TrialRecord.of(t)
+        lines.append(f"| {t.number} | {record.stored_status} | {shown} | {describe_recipe(record.recipe)} |")
     lines += [
         "",
         f"Export: `convtune study export {study.study_name} --format yaml -o best.yaml` "
@@ -213,7 +213,7 @@ class DashboardHooks:
             return
         try:
             # One line to read at a glance in the dashboard's user-attribute table.
-            trial.set_user_attr("summary", trial_summary_line(trial.user_attrs, self.spec))
+            write_trial(trial, {"summary": trial_summary_line(TrialRecord.of(trial).attrs, self.spec)})
         except Exception as exc:
             warnings.warn(f"convtune: could not summarise trial {trial.number}: {exc}", stacklevel=2)
         try:

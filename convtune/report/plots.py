@@ -2,11 +2,12 @@
 
 :func:`learning_curve_figure` draws one trial's target metric against cost, with the target
 line, the measured crossing or the forecast crossing and its interval. It reads only the trial's
-user attributes (``curve``, ``status``, ``time_to_target``, ``forecast_*``), so it works on a
+stored record (``curve``, ``status``, ``time_to_target``, ``forecast_*``), so it works on a
 live ``optuna.Trial``, a ``FrozenTrial`` or attributes loaded from anywhere.
 
 Example:
-    >>> fig = learning_curve_figure(trial.number, trial.user_attrs, "accuracy>=0.95", "samples")  # doctest: +SKIP
+    >>> attrs = TrialRecord.of(trial).attrs                                   # doctest: +SKIP
+    >>> fig = learning_curve_figure(trial.number, attrs, "accuracy>=0.95", "samples")  # doctest: +SKIP
     >>> fig.savefig("trial.png")                                                                # doctest: +SKIP
 """
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from convtune.config.record import records
 from convtune.scaling import ScalingModel, baseline_time, confirmations, trial_points
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def _speedup_axis(ax: Axes, base: float | None) -> None:
 def learning_curves(study: optuna.Study, spec: StudySpec) -> Figure:
     from convtune.report.plots import study_curves_figure
 
-    trials = [(t.number, t.user_attrs) for t in study.get_trials(deepcopy=False) if "curve" in t.user_attrs]
+    trials = [(r.number, r.attrs) for r in records(study) if r.has_curve]
     fig = study_curves_figure(trials, spec.target, spec.cost)
     ax = fig.axes[0]
     target = spec.target_spec.value

@@ -1,7 +1,6 @@
 """Scaling across trials: points from what trials recorded (points), the parametric fits and residual GP (fits), the combined model and its candidate search (model), seeds, confirmations and the baseline (confirm), the recommender (recommend)."""
 
 from convtune.scaling.confirm import (
-    CONFIRMATIONS_ATTR,
     baseline_time,
     baseline_trial,
     best_confirmed,
@@ -39,7 +38,6 @@ from convtune.scaling.recommend import (
 )
 
 __all__ = [
-    "CONFIRMATIONS_ATTR",
     "CriticalBatchFit",
     "Encoder",
     "LEVEL",
@@ -67,3 +65,8 @@ __all__ = [
     "step_cost_of",
     "trial_points",
 ]
+
+# The study attribute holding confirm's plans; its home is the record (kept importable here).
+from convtune.config.record import CONFIRMATIONS_ATTR  # noqa: E402
+
+__all__ += ["CONFIRMATIONS_ATTR"]

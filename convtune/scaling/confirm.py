@@ -11,6 +11,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convtune.config.recipe import Recipe
+from convtune.config.record import (
+    BASELINE_ATTR,
+    CONFIRMATIONS_ATTR,
+    TrialRecord,
+    enqueued,
+    records,
+    set_study_attr,
+    study_attr,
+)
 from convtune.scaling.model import Prediction, ScalingModel
 from convtune.scaling.points import _spec_of, params_key
 
@@ -18,9 +27,6 @@ if TYPE_CHECKING:
     import optuna
 
     from convtune.config.spec import StudySpec
-
-
-CONFIRMATIONS_ATTR = "confirmations"
 
 
 # ---- seeds, confirmations, baseline -------------------------------------------------------------
@@ -31,7 +37,7 @@ def baseline_trial(study: optuna.Study) -> Any | None:
     from optuna.trial import TrialState
 
     for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        if trial.user_attrs.get("baseline"):
+        if TrialRecord.of(trial).baseline:
             return trial
     return None
 
@@ -41,8 +47,7 @@ def baseline_time(study: optuna.Study) -> float | None:
     trial = baseline_trial(study)
     if trial is None:
         return None
-    attrs = trial.user_attrs
-    return attrs.get("time_to_target") or attrs.get("predicted_time_to_target")
+    return TrialRecord.of(trial).time
 
 
 def speedup(baseline: float | None, time: float | None) -> float | None:
@@ -60,21 +65,20 @@ def confirmations(study: optuna.Study) -> list[dict[str, Any]]:
     """
     from optuna.trial import TrialState
 
-    plans = study.user_attrs.get(CONFIRMATIONS_ATTR) or []
-    by_id: dict[str, list[Any]] = {}
-    for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        cid = trial.user_attrs.get("confirm_id")
-        if trial.user_attrs.get("confirm") and cid:
-            by_id.setdefault(cid, []).append(trial)
+    plans = study_attr(study, CONFIRMATIONS_ATTR) or []
+    by_id: dict[str, list[TrialRecord]] = {}
+    for record in records(study, states=(TrialState.COMPLETE,)):
+        if record.confirmation and record.confirm_id:
+            by_id.setdefault(record.confirm_id, []).append(record)
     out = []
     for plan in plans:
         trials = by_id.get(plan["id"], [])
-        times = [t.user_attrs.get("time_to_target") for t in trials]
+        times = [t.time_to_target for t in trials]
         reached = [float(t) for t in times if t]
         entry = dict(plan)
         entry.update(
             trials=[t.number for t in trials],
-            seeds=[t.user_attrs.get("seed") for t in trials],
+            seeds=[t.seed for t in trials],
             times=[float(t) if t else None for t in times],
             n_reached=len(reached),
             measured_mean=float(np.mean(reached)) if reached else None,
@@ -99,7 +103,7 @@ def enqueue_confirmations(
     """
     spec = spec or _spec_of(study)
     preds = ScalingModel.from_study(study, spec).top(top)
-    plans = list(study.user_attrs.get(CONFIRMATIONS_ATTR) or [])
+    plans = list(study_attr(study, CONFIRMATIONS_ATTR) or [])
     for pred in preds:
         cid = confirm_id(pred.params)
         if not any(p["id"] == cid for p in plans):
@@ -114,11 +118,8 @@ def enqueue_confirmations(
                 }
             )
         for s in range(seeds):
-            study.enqueue_trial(
-                pred.params,
-                user_attrs={"confirm": True, "confirmed": True, "confirm_id": cid, "seed": spec.seed + 1 + s},
-            )
-    study.set_user_attr(CONFIRMATIONS_ATTR, plans)
+            study.enqueue_trial(pred.params, user_attrs=enqueued(confirm_id=cid, seed=spec.seed + 1 + s))
+    set_study_attr(study, CONFIRMATIONS_ATTR, plans)
     return preds
 
 
@@ -156,7 +157,7 @@ def enqueue_baseline(study: optuna.Study, spec: StudySpec, recipe: Recipe) -> li
     differs = sorted(
         k for k in mine if mine[k] != theirs.get(k) and k not in ("effective_batch_size", "total_steps")
     )
-    if not study.user_attrs.get("baseline"):
-        study.enqueue_trial(params, user_attrs={"baseline": True}, skip_if_exists=True)
-        study.set_user_attr("baseline", mine)
+    if not study_attr(study, BASELINE_ATTR):
+        study.enqueue_trial(params, user_attrs=enqueued(baseline=True), skip_if_exists=True)
+        set_study_attr(study, BASELINE_ATTR, mine)
     return differs

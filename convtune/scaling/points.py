@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
+from convtune.config.record import SPEC_ATTR, UNREACHED, TrialStatus, records, study_attr
+
 if TYPE_CHECKING:
     import optuna
 
@@ -93,37 +95,34 @@ def trial_points(study: optuna.Study, cost: str) -> list[TrialPoint]:
     from optuna.trial import TrialState
 
     points = []
-    for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        attrs = trial.user_attrs
-        if "recipe" not in attrs:
+    for record in records(study, states=(TrialState.COMPLETE,)):
+        if "recipe" not in record.attrs:
             continue
-        status = attrs.get("status")
+        status = record.status
         time, sigma, measured = math.inf, math.inf, False
-        if status == "reached" and attrs.get("time_to_target"):
-            time, sigma, measured = float(attrs["time_to_target"]), _MEASURED_SIGMA, True
+        if status is TrialStatus.REACHED and record.time_to_target:
+            time, sigma, measured = float(record.time_to_target), _MEASURED_SIGMA, True
         elif (
-            status in ("stopped", "budget")
-            and attrs.get("predicted_time_to_target")
-            and (attrs.get("forecast_n_points") or _MIN_FORECAST_POINTS) >= _MIN_FORECAST_POINTS
+            status in UNREACHED
+            and record.predicted_time_to_target
+            and (record.forecast_n_points or _MIN_FORECAST_POINTS) >= _MIN_FORECAST_POINTS
         ):
-            time = float(attrs["predicted_time_to_target"])
-            low, high = attrs.get("forecast_low"), attrs.get("forecast_high")
-            spread = (
-                math.log(high / low) / (2 * _z(attrs.get("forecast_level") or LEVEL)) if low and high else 1.0
-            )
+            time = float(record.predicted_time_to_target)
+            low, high = record.forecast_low, record.forecast_high
+            spread = math.log(high / low) / (2 * _z(record.forecast_level or LEVEL)) if low and high else 1.0
             sigma = max(_MIN_FORECAST_SIGMA, spread)
         points.append(
             TrialPoint(
-                number=trial.number,
-                params=dict(trial.params),
-                recipe=dict(attrs["recipe"]),
+                number=record.number,
+                params=dict(record.params),
+                recipe=dict(record.recipe or {}),
                 time=time,
                 sigma=sigma,
                 measured=measured,
-                step_cost=step_cost_of(attrs, cost),
-                diverged=status == "diverged",
-                confirm=bool(attrs.get("confirm")),
-                baseline=bool(attrs.get("baseline")),
+                step_cost=step_cost_of(record.attrs, cost),
+                diverged=status is TrialStatus.DIVERGED,
+                confirm=record.confirmation,
+                baseline=record.baseline,
             )
         )
     return points
@@ -156,10 +155,9 @@ def seed_spread(study: optuna.Study, points: Sequence[TrialPoint] | None = None)
 
 
 def _spec_of(study: optuna.Study) -> StudySpec:
-    from convtune.config.record import SPEC_ATTR
     from convtune.config.spec import StudySpec
 
-    raw = study.user_attrs.get(SPEC_ATTR)
+    raw = study_attr(study, SPEC_ATTR)
     if raw is None:
         raise ValueError(f"study {study.study_name!r} was not created by convtune (no spec)")
     return StudySpec.from_dict(raw, where=f"study {study.study_name}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convtune.config.recipe import Recipe
+from convtune.config.record import TrialRecord
 from convtune.scaling.confirm import baseline_time, baseline_trial, best_confirmed, speedup
 from convtune.scaling.model import Prediction, ScalingModel
 from convtune.scaling.points import LEVEL, _spec_of, params_key
@@ -158,7 +159,11 @@ def scaling_report(study: optuna.Study, spec: StudySpec, measured: dict[str, Any
     out: dict[str, Any] = {
         "baseline": None
         if base is None
-        else {"trial": base.number, "status": base.user_attrs.get("status"), "time_to_target": base_time},
+        else {
+            "trial": base.number,
+            "status": TrialRecord.of(base).stored_status,
+            "time_to_target": base_time,
+        },
         "confirmed": None,
         "predicted": None,
     }

@@ -33,6 +33,11 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def mark_worker(trial: optuna.Trial) -> None:
+    """Record on ``trial`` which worker runs it (a dead worker's trials are found by it)."""
+    trial.set_user_attr(WORKER_ATTR, worker_id())
+
+
 # ---- leases for journal storages -----------------------------------------------------------------
 
 

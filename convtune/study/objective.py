@@ -36,7 +36,20 @@ from optuna.trial import FrozenTrial, TrialState
 
 from convtune import __version__
 from convtune.config.recipe import Recipe
-from convtune.config.record import SCHEDULE_ATTR, SPEC_ATTR, cost_unit, step_scale
+from convtune.config.record import (
+    SCHEDULE_ATTR,
+    SPEC_ATTR,
+    TRAINED,
+    TrialRecord,
+    TrialStatus,
+    cost_unit,
+    is_enqueued_repeat,
+    set_study_attr,
+    step_scale,
+    study_attr,
+    write_status,
+    write_trial,
+)
 from convtune.config.spec import StudySpec
 from convtune.curves import Forecast, LRSchedule, forecast_time_to_target, time_to_target
 from convtune.errors import ConvtuneError, StudyError, WorkloadError
@@ -84,7 +97,7 @@ def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optu
     except KeyError:
         existing = None
     if existing is not None:
-        old = existing.user_attrs.get(SPEC_ATTR)
+        old = study_attr(existing, SPEC_ATTR)
         if old != json.loads(json.dumps(stored)):
             changed = sorted(k for k in set(old or {}) | set(stored) if (old or {}).get(k) != stored.get(k))
             raise StudyError(
@@ -98,13 +111,13 @@ def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optu
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             study.set_metric_names([f"time_to_target_{cost_unit(spec.cost)}"])
-        study.set_user_attr(SPEC_ATTR, stored)
-        study.set_user_attr("target", spec.target)
-        study.set_user_attr("cost", spec.cost)
-        study.set_user_attr("cost_unit", cost_unit(spec.cost))
-        study.set_user_attr("report_step_unit", "samples" if spec.cost == "samples" else "milliseconds")
-        study.set_user_attr("workload", spec.workload)
-        study.set_user_attr("convtune_version", __version__)
+        set_study_attr(study, SPEC_ATTR, stored)
+        set_study_attr(study, "target", spec.target)
+        set_study_attr(study, "cost", spec.cost)
+        set_study_attr(study, "cost_unit", cost_unit(spec.cost))
+        set_study_attr(study, "report_step_unit", "samples" if spec.cost == "samples" else "milliseconds")
+        set_study_attr(study, "workload", spec.workload)
+        set_study_attr(study, "convtune_version", __version__)
     except Exception:
         optuna.delete_study(study_name=name, storage=backend)  # nothing half-written
         raise
@@ -123,7 +136,7 @@ def open_study(name: str, storage: str | None = None, **study_kwargs: Any) -> tu
             where=redact(url),
             fix="create it with `convtune study create NAME --config studies/X.yaml`, or check --storage",
         ) from None
-    raw = study.user_attrs.get(SPEC_ATTR)
+    raw = study_attr(study, SPEC_ATTR)
     if raw is None:
         raise StudyError(f"study {name!r} was not created by convtune", where=redact(url))
     return study, StudySpec.from_dict(raw, where=f"study {name}")
@@ -212,8 +225,8 @@ class _Reporter:
         value = float(progress.metrics[target.metric])
         step = int(round(progress.cost * step_scale(self.spec.cost)))
         if not self.costs:
-            self.trial.set_user_attr(
-                SCHEDULE_ATTR, schedule_for(self.recipe, step / max(1, progress.step)).to_dict()
+            write_trial(
+                self.trial, {SCHEDULE_ATTR: schedule_for(self.recipe, step / max(1, progress.step)).to_dict()}
             )
         self.costs.append(float(step))
         self.values.append(value)
@@ -282,10 +295,15 @@ class Objective:
 
     def __call__(self, trial: optuna.Trial) -> float:
         recipe = self.space.recipe(trial)
-        trial.set_user_attr("recipe", recipe.to_dict())
-        trial.set_user_attr("effective_batch_size", recipe.effective_batch_size)
-        trial.set_user_attr("total_steps", recipe.total_steps)
-        trial.set_user_attr("world_size", recipe.world_size)
+        write_trial(
+            trial,
+            {
+                "recipe": recipe.to_dict(),
+                "effective_batch_size": recipe.effective_batch_size,
+                "total_steps": recipe.total_steps,
+                "world_size": recipe.world_size,
+            },
+        )
         twin = finished_twin(trial, self.spec.duplicate_tolerance)
         if twin is not None:
             return self._repeat(trial, twin)
@@ -296,13 +314,13 @@ class Objective:
             reporter.memory = getattr(self.executor, "peak_rss_mb", None)
         # An enqueued trial may carry its own training seed (``confirm`` repeats one config
         # over seeds); every other trial trains with the spec's.
-        seed = trial.user_attrs.get("seed")
+        seed = TrialRecord.of(trial).seed
         config = self.config if seed is None else dataclasses.replace(self.config, seed=int(seed))
         checkpoints = self._checkpoint_dir(trial)
         if checkpoints is not None:
             config = dataclasses.replace(config, checkpoint_dir=str(checkpoints))
             if (checkpoints / "checkpoint.pt").exists():
-                trial.set_user_attr("resumed_from_checkpoint", True)
+                write_trial(trial, {"resumed_from_checkpoint": True})
         preempted = False
         try:
             return self._run(trial, recipe, config, reporter)
@@ -324,13 +342,13 @@ class Objective:
         same; ``status: duplicate`` keeps it out of the measured best, the scaling fits and the
         pruner's incumbent and prior.
         """
-        status = twin.user_attrs.get("status")
+        status = TrialRecord.of(twin).status
         same = "same" if twin.params == trial.params else "nearly the same"
-        trial.set_user_attr("status", "duplicate")
-        trial.set_user_attr("duplicate_of", twin.number)
-        trial.set_user_attr(
-            "reason",
-            f"{same} configuration and seed as trial {twin.number} ({status}): its outcome, not trained again",
+        write_status(
+            trial,
+            TrialStatus.DUPLICATE,
+            duplicate_of=twin.number,
+            reason=f"{same} configuration and seed as trial {twin.number} ({status}): its outcome, not trained again",
         )
         trial.set_constraint("diverged", float(status == "diverged"))
         trial.set_constraint("oom", float(status == "oom"))
@@ -359,8 +377,7 @@ class Objective:
             if _is_oom(exc):  # out of memory: infeasible, not a crash (the sampler must avoid it)
                 result = RunResult(status="oom", reason=describe_error(exc))  # type: ignore[arg-type]
                 return self._finish(trial, result, reporter)
-            trial.set_user_attr("status", "failed")
-            trial.set_user_attr("error", describe_error(exc))
+            write_status(trial, TrialStatus.FAILED, error=describe_error(exc))
             if self.on_event:
                 self.on_event(TrialEvent("done", trial.number, status="failed"))
             raise TrialFailed(describe_error(exc)) from exc
@@ -374,7 +391,7 @@ class Objective:
             self.after_trial(trial)
         if self.on_event:
             self.on_event(
-                TrialEvent("done", trial.number, status=trial.user_attrs.get("status", ""), value=value)
+                TrialEvent("done", trial.number, status=TrialRecord.of(trial).status or "", value=value)
             )
         return value
 
@@ -454,8 +471,7 @@ def record_outcome(
         attrs["extrapolated"] = True
         attrs["reason"] = why if pruned else result.reason or "finished its planned run"
     attrs["status"] = status
-    for key, val in attrs.items():
-        trial.set_user_attr(key, val)
+    write_trial(trial, attrs)
     trial.set_constraint("diverged", infeasible)
     trial.set_constraint("oom", oom)
     return float(value)
@@ -469,14 +485,14 @@ def finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | 
     were asked for by name.
     """
     frozen = trial.study._storage.get_trial(trial._trial_id)
-    if "fixed_params" in frozen.system_attrs or "seed" in frozen.user_attrs:
+    if is_enqueued_repeat(frozen):
         return None
     trained = [
         other
         for other in trial.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if other.number != trial.number
-        and other.user_attrs.get("status") in _TRAINED
-        and "seed" not in other.user_attrs
+        and (record := TrialRecord.of(other)).status in TRAINED
+        and record.seed is None
     ]
     exact = next((other for other in trained if other.params == frozen.params), None)
     if exact is not None or tolerance <= 0:
@@ -523,9 +539,6 @@ def same_configuration(
     return True
 
 
-_TRAINED = ("reached", "stopped", "budget", "diverged", "oom")
-
-
 def _forecast_unreached(
     trial: optuna.Trial, spec: StudySpec, step_costs: list[float], values: list[float]
 ) -> tuple[Forecast, str]:
@@ -541,7 +554,7 @@ def _forecast_unreached(
         decision = pruner.decide(trial.study, frozen)
         forecast = decision.forecast or pruner.forecast_trial(trial.study, frozen)
         return forecast, f"pruned: {decision.reason}"
-    schedule = trial.user_attrs.get(SCHEDULE_ATTR)
+    schedule = TrialRecord.of(trial).schedule
     schedule = LRSchedule.from_dict(schedule) if schedule else None
     forecast = forecast_time_to_target(step_costs, values, spec.target_spec, schedule=schedule)
     return forecast, f"pruned by {type(pruner).__name__}"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from convtune.config.record import TrialRecord, TrialStatus, write_status
 from convtune.execution.executor import Executor, InProcessExecutor
 from convtune.storage import resolve_storage_url
 from convtune.study.objective import Objective, TrialEvent, TrialFailed, make_pruner, make_sampler, open_study
@@ -167,7 +168,7 @@ def _requeue_preempted(study: optuna.Study, trial_id: int | None) -> None:
     if trial_id is None:
         return
     trial = study._storage.get_trial(trial_id)
-    if trial.state == TrialState.FAIL and trial.user_attrs.get("status") == "preempted":
+    if trial.state == TrialState.FAIL and TrialRecord.of(trial).status is TrialStatus.PREEMPTED:
         requeue(study, trial, MAX_RETRY)
 
 
@@ -184,18 +185,18 @@ class _Leased:
         if self.trial_id is None or self.study is None:
             return None
         trial = self.study._storage.get_trial(self.trial_id)
-        if trial.state == TrialState.FAIL and trial.user_attrs.get("status") not in (
-            "interrupted",
-            "preempted",
+        if trial.state == TrialState.FAIL and TrialRecord.of(trial).status not in (
+            TrialStatus.INTERRUPTED,
+            TrialStatus.PREEMPTED,
         ):
             return trial.number
         return None
 
     def __call__(self, trial: optuna.Trial) -> float:
-        from convtune.storage.leases import WORKER_ATTR, Lease, worker_id
+        from convtune.storage.leases import Lease, mark_worker
 
         self.trial_id, self.study = trial._trial_id, trial.study
-        trial.set_user_attr(WORKER_ATTR, worker_id())
+        mark_worker(trial)
         try:
             if self.interval is None:
                 return self.objective(trial)
@@ -206,8 +207,9 @@ class _Leased:
             # (Ctrl-C: the user's choice, not retried) or preempted (run_study re-queues it).
             preempted = isinstance(stop, Preempted)
             with contextlib.suppress(Exception):
-                trial.set_user_attr("status", "preempted" if preempted else "interrupted")
-                trial.set_user_attr(
-                    "reason", "preempted (SIGTERM): re-queued" if preempted else "interrupted (Ctrl-C)"
+                write_status(
+                    trial,
+                    TrialStatus.PREEMPTED if preempted else TrialStatus.INTERRUPTED,
+                    reason="preempted (SIGTERM): re-queued" if preempted else "interrupted (Ctrl-C)",
                 )
             raise
