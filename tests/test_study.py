@@ -13,6 +13,7 @@ from services import postgres_url
 from specs import digits_spec
 
 from convtune.config.spec import StudySpec, load_spec
+from convtune.errors import ConfigError
 from convtune.report.best import measured_best
 from convtune.study import Objective, create_study, open_study, penalty, run_study
 
@@ -197,3 +198,21 @@ def test_halving_pruner_stops_a_trial_behind_at_its_first_evaluation(tmp_path: P
     assert slow.user_attrs["reason"] == "pruned: behind-at-equal-cost"
     assert len(slow.intermediate_values) == 1
     assert slow.value >= 1.25 * fast.value
+
+
+@pytest.mark.parametrize(
+    ("arguments", "word"),
+    [
+        ({"executor": "inprocss"}, "executor"),
+        ({"n_trials": 0}, "--n-trials"),
+        ({"timeout": -1.0}, "--timeout"),
+        ({"world_size": 0}, "--world-size"),
+        ({"local_workers": 0}, "local_workers"),
+    ],
+)
+def test_run_study_rejects_bad_arguments_before_it_opens_the_study(
+    tmp_path: Path, arguments: dict[str, object], word: str
+) -> None:
+    """A library caller gets the CLI's checks: a typo in ``executor`` is an error, not ``auto``."""
+    with pytest.raises(ConfigError, match=word):
+        run_study("no-such-study", storage=f"sqlite:///{tmp_path}/s.db", **arguments)  # type: ignore[arg-type]

@@ -152,26 +152,13 @@ def study_run(
     """
     from convtune.errors import ConfigError
     from convtune.execution.launcher import LaunchOptions, check_nodes
-    from convtune.study import Preempted, TrialEvent, open_study, preemptible, run_study
+    from convtune.study import Preempted, TrialEvent, check_run_arguments, open_study, preemptible, run_study
 
-    if n_trials is not None and n_trials < 1:
-        raise ConfigError(
-            f"--n-trials {n_trials}", where="--n-trials", fix="give 1 or more (or leave it out)"
-        )
-    if timeout is not None and not timeout > 0:
-        raise ConfigError(
-            f"--timeout {timeout:g}", where="--timeout", fix="give a positive number of seconds"
-        )
+    check_run_arguments(n_trials=n_trials, timeout=timeout, world_size=world_size, executor=executor)
     if workers < 1:
         raise ConfigError(f"--workers {workers}", where="--workers", fix="give 1 or more")
-    if world_size is not None and world_size < 1:
-        raise ConfigError(f"--world-size {world_size}", where="--world-size", fix="give 1 or more ranks")
     if nnodes < 1:
         raise ConfigError(f"--nnodes {nnodes}", where="--nnodes", fix="give 1 or more nodes")
-    if executor not in ("auto", "elastic", "inprocess"):
-        raise ConfigError(
-            f"unknown executor {executor!r}", where="--executor", fix="choose auto, elastic or inprocess"
-        )
 
     launch = LaunchOptions(
         nnodes=nnodes,

@@ -18,6 +18,10 @@ from convtune.study.objective import (
     schedule_for,
 )
 from convtune.study.run import (
+    EXECUTORS,
+    HooksFactory,
+    StudyHooks,
+    check_run_arguments,
     run_study,
 )
 from convtune.study.signals import (
@@ -26,10 +30,14 @@ from convtune.study.signals import (
 )
 
 __all__ = [
+    "EXECUTORS",
+    "HooksFactory",
     "Objective",
     "Preempted",
+    "StudyHooks",
     "TrialEvent",
     "TrialFailed",
+    "check_run_arguments",
     "create_study",
     "describe_error",
     "engine_config",

@@ -14,6 +14,7 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from convtune.config.record import TrialRecord, TrialStatus, write_status
+from convtune.errors import ConfigError
 from convtune.execution.executor import Executor, InProcessExecutor
 from convtune.storage import resolve_storage_url
 from convtune.study.objective import Objective, TrialEvent, TrialFailed, make_pruner, make_sampler, open_study
@@ -36,6 +37,39 @@ class StudyHooks(Protocol):
 # Builds the hooks from the study's spec and storage URL (a class such as DashboardHooks is one);
 # passed by reference so that spawned worker processes can build their own.
 HooksFactory = Callable[["StudySpec", str], StudyHooks]
+
+
+EXECUTORS = ("auto", "elastic", "inprocess")
+
+
+def check_run_arguments(
+    *,
+    n_trials: int | None = None,
+    timeout: float | None = None,
+    world_size: int | None = None,
+    executor: str = "auto",
+    local_workers: int = 1,
+) -> None:
+    """Raise :class:`ConfigError` for an argument :func:`run_study` cannot run with (the CLI
+    calls it before it opens anything, so its flags are named)."""
+    if n_trials is not None and n_trials < 1:
+        raise ConfigError(
+            f"--n-trials {n_trials}", where="--n-trials", fix="give 1 or more (or leave it out)"
+        )
+    if timeout is not None and not timeout > 0:
+        raise ConfigError(
+            f"--timeout {timeout:g}", where="--timeout", fix="give a positive number of seconds"
+        )
+    if world_size is not None and world_size < 1:
+        raise ConfigError(f"--world-size {world_size}", where="--world-size", fix="give 1 or more ranks")
+    if executor not in EXECUTORS:
+        raise ConfigError(
+            f"unknown executor {executor!r}",
+            where="--executor",
+            fix="choose " + ", ".join(EXECUTORS[:-1]) + f" or {EXECUTORS[-1]}",
+        )
+    if local_workers < 1:
+        raise ConfigError(f"local_workers {local_workers}", where="local_workers", fix="give 1 or more")
 
 
 def run_study(
@@ -73,6 +107,13 @@ def run_study(
     """
     from convtune.execution.launcher import ElasticExecutor, LaunchOptions
 
+    check_run_arguments(
+        n_trials=n_trials,
+        timeout=timeout,
+        world_size=world_size,
+        executor=executor,
+        local_workers=local_workers,
+    )
     study, spec = open_study(name, storage)
     if world_size is not None and world_size != spec.world_size:
         spec = spec.model_copy(update={"world_size": world_size})
