@@ -15,7 +15,6 @@ from rich.table import Table
 from convtune.cli.common import StorageOpt, _say, console, err_console
 from convtune.cli.export import study_export
 from convtune.cli.scaling import study_confirm, study_plot
-from convtune.report.dashboard import DashboardHooks
 from convtune.report.format import describe_recipe, readable
 
 study_app = typer.Typer(
@@ -152,6 +151,7 @@ def study_run(
     """
     from convtune.errors import ConfigError
     from convtune.execution.launcher import LaunchOptions, check_nodes
+    from convtune.report.dashboard import DashboardHooks
     from convtune.study import Preempted, TrialEvent, check_run_arguments, open_study, preemptible, run_study
 
     check_run_arguments(n_trials=n_trials, timeout=timeout, world_size=world_size, executor=executor)
@@ -269,6 +269,7 @@ def _run_workers(
     executor: str,
     launch: Any,
 ) -> None:
+    from convtune.report.dashboard import DashboardHooks
     from convtune.storage import resolve_storage_url
     from convtune.study import TrialEvent, open_study
     from convtune.study.workers import check_workers, run_workers

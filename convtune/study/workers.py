@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from convtune.errors import ConfigError, ConvtuneError, StorageError
-from convtune.storage.leases import sweep_stale
 
 if TYPE_CHECKING:
     import optuna
@@ -294,6 +293,7 @@ def _fail_trials_of_dead_worker(name: str, url: str, pid: int | None) -> None:
     import optuna
 
     from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal, open_storage
+    from convtune.storage.leases import sweep_stale
 
     try:
         study = optuna.load_study(study_name=name, storage=open_storage(url))
