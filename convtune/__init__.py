@@ -1,9 +1,12 @@
 """convtune: find the training configuration that reaches a quality target in the least time."""
 
+from convtune import _moved
 from convtune.config.target import Target
 from convtune.errors import ConfigError, ConvtuneError, StorageError, StudyError, WorkloadError
 
 __version__ = "0.1.0"
+
+_moved.install()  # old module paths (``convtune.engine``, ...) still import, with a warning
 
 __all__ = [
     "ConfigError",

@@ -1,5 +1,0 @@
-"""Moved to :mod:`convtune.report.dashboard`; this path still imports it, with a DeprecationWarning."""
-
-from convtune._moved import moved
-
-moved(__name__, "convtune.report.dashboard")
