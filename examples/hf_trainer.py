@@ -1,4 +1,4 @@
-"""A Hugging Face ``Trainer`` script, tuned by convtune with four added or changed lines (marked ``# convtune``).
+"""A Hugging Face ``Trainer`` script, tuned by convtune with four changed lines (marked ``# convtune``).
 
 A tiny GPT-2 built from its config learns a synthetic language (each token follows from the one
 before it by a fixed rule, with some noise); nothing is downloaded. On its own it trains with the

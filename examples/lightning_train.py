@@ -63,7 +63,7 @@ def main() -> None:
     train_set, val_set = digits()
     train = DataLoader(train_set, batch_size=ct.batch_size(32), shuffle=True)  # convtune
     val = DataLoader(val_set, batch_size=512)
-    trainer = L.Trainer(**ct.trainer_kwargs(max_epochs=5, logger=False, enable_progress_bar=False))  # convtune
+    trainer = L.Trainer(**ct.trainer_kwargs(max_epochs=5, logger=False))  # convtune
     trainer.fit(DigitsMLP(), train, val, **ct.fit_kwargs())  # convtune
     print({k: round(float(v), 4) for k, v in trainer.callback_metrics.items()})
 

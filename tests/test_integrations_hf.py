@@ -23,7 +23,7 @@ transformers = pytest.importorskip("transformers")
 from transformers import Trainer, TrainerCallback, TrainingArguments  # noqa: E402
 
 from convtune import load_recipe  # noqa: E402
-from convtune.export import ExportDocument, export, render  # noqa: E402
+from convtune.export import ExportDocument, export  # noqa: E402
 from convtune.integrations import transformers as ct  # noqa: E402
 from convtune.launcher import ElasticExecutor, LaunchOptions, RankFailed  # noqa: E402
 from convtune.pruners import TimeToTargetPruner  # noqa: E402
@@ -77,7 +77,9 @@ class LRPerStep(TrainerCallback):
         self.lrs: list[float] = []
         self.limit = limit
 
-    def on_optimizer_step(self, args: Any, state: Any, control: Any, optimizer: Any = None, **kw: Any) -> None:
+    def on_optimizer_step(
+        self, args: Any, state: Any, control: Any, optimizer: Any = None, **kw: Any
+    ) -> None:
         self.lrs.append(float(optimizer.param_groups[0]["lr"]))
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
@@ -119,7 +121,9 @@ MATRIX = {
 
 
 def _close(got: list[float], want: list[float] | tuple[float, ...]) -> bool:
-    return len(got) == len(want) and all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12) for a, b in zip(got, want))
+    return len(got) == len(want) and all(
+        math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12) for a, b in zip(got, want, strict=True)
+    )
 
 
 @pytest.mark.parametrize("name", sorted(MATRIX))
@@ -299,27 +303,39 @@ def test_a_trainer_script_study_end_to_end(tmp_path: Path) -> None:
     best = load_recipe(path)
     assert best.to_dict() == trials[0].user_attrs["recipe"]
     example = _load_example("hf_trainer")
-    model = example.GPT2LMHeadModel(example.GPT2Config(vocab_size=32, n_positions=24, n_embd=32, n_layer=1, n_head=2))
+    model = example.GPT2LMHeadModel(
+        example.GPT2Config(vocab_size=32, n_positions=24, n_embd=32, n_layer=1, n_head=2)
+    )
     steps = 60
     lrs = LRPerStep(limit=steps)
     args = ct.training_arguments(base_args(tmp_path), best)
     trainer = Trainer(
-        model=model, args=args, train_dataset=example.RuleLanguage(2048, 1), **ct.trainer_kwargs(model, best, callbacks=[lrs])
+        model=model,
+        args=args,
+        train_dataset=example.RuleLanguage(2048, 1),
+        **ct.trainer_kwargs(model, best, callbacks=[lrs]),
     )
     trainer.train()
     assert _close(lrs.lrs, best.lr_per_step[:steps])
     curve = trials[0].user_attrs["curve"]
-    assert _close([lrs.lrs[s - 1] for s in curve["step"] if s <= steps], [lr for s, lr in zip(curve["step"], curve["lr"]) if s <= steps])
+    assert _close(
+        [lrs.lrs[s - 1] for s in curve["step"] if s <= steps],
+        [lr for s, lr in zip(curve["step"], curve["lr"], strict=True) if s <= steps],
+    )
 
 
 def test_a_retried_trial_resumes_from_the_trainers_checkpoint(tmp_path: Path) -> None:
     """The Trainer saves into the trial's checkpoint folder; a relaunch of the same trial (as a
     retry is) resumes there, and its reports continue the first run's steps and seconds."""
     spec = load_spec(ROOT / "studies" / "hf_trainer.yaml")
-    spec = spec.model_copy(update={"workload": {"script": "../examples/hf_trainer.py", "args": ["--fail-at-step", "60"]}})
+    spec = spec.model_copy(
+        update={"workload": {"script": "../examples/hf_trainer.py", "args": ["--fail-at-step", "60"]}}
+    )
     recipe = Recipe(peak_lr=0.005, horizon_samples=3200, micro_batch_size=16, optimizer="adamw")
     config = engine_config(spec)
-    config = type(config)(**{**config.__dict__, "checkpoint_dir": str(tmp_path / "trial-0"), "eval_every": 400})
+    config = type(config)(
+        **{**config.__dict__, "checkpoint_dir": str(tmp_path / "trial-0"), "eval_every": 400}
+    )
     with ElasticExecutor(spec, LaunchOptions(collective_timeout=60)) as executor:
         first: list[Any] = []
         with pytest.raises(RankFailed, match="exited"):

@@ -28,7 +28,12 @@ from convtune.spec import load_spec  # noqa: E402
 from convtune.study import create_study, run_study  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-QUIET = {"logger": False, "enable_progress_bar": False, "enable_model_summary": False, "enable_checkpointing": False}
+QUIET = {
+    "logger": False,
+    "enable_progress_bar": False,
+    "enable_model_summary": False,
+    "enable_checkpointing": False,
+}
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +83,9 @@ def loaders(batch: int) -> tuple[Any, Any]:
 
 
 def _close(got: list[float], want: Any) -> bool:
-    return len(got) == len(want) and all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12) for a, b in zip(got, want))
+    return len(got) == len(want) and all(
+        math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12) for a, b in zip(got, want, strict=True)
+    )
 
 
 def _recipe_file(tmp_path: Path, recipe: Recipe) -> Path:
@@ -209,11 +216,13 @@ def test_a_lightning_script_study_end_to_end(tmp_path: Path, monkeypatch: pytest
     trainer.fit(example.DigitsMLP(), train, val)
     assert _close(watch.lrs, best.lr_per_step[:40])
     curve = trials[0].user_attrs["curve"]
-    ran = [(s, lr) for s, lr in zip(curve["step"], curve["lr"]) if s <= 40]
+    ran = [(s, lr) for s, lr in zip(curve["step"], curve["lr"], strict=True) if s <= 40]
     assert ran and _close([watch.lrs[s - 1] for s, _ in ran], [lr for _, lr in ran])
 
 
-def test_a_resumed_trial_continues_from_lightnings_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_resumed_trial_continues_from_lightnings_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Inside a trial with a checkpoint folder, ``ModelCheckpoint`` keeps ``last.ckpt`` there and
     ``fit_kwargs`` resumes from it: the second run reports from where the first stopped, with
     its training seconds carried over."""
@@ -223,7 +232,9 @@ def test_a_resumed_trial_continues_from_lightnings_checkpoint(tmp_path: Path, mo
     monkeypatch.setattr(session, "active", lambda: True)
     monkeypatch.setattr(session, "recipe", lambda: recipe)
     monkeypatch.setattr(
-        session, "config", lambda: {"eval_every": 32 * 4, "eval_unit": "samples", "checkpoint_dir": str(folder)}
+        session,
+        "config",
+        lambda: {"eval_every": 32 * 4, "eval_unit": "samples", "checkpoint_dir": str(folder)},
     )
 
     def report(**record: Any) -> bool:

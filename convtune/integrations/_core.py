@@ -338,4 +338,12 @@ def trial_value(
     return float(value)
 
 
-__all__ = ["LR_SCHEDULE_ATTR", "TrainClock", "TrialLink", "current_lr", "planned_lrs", "recipe_in_effect", "trial_value"]
+__all__ = [
+    "LR_SCHEDULE_ATTR",
+    "TrainClock",
+    "TrialLink",
+    "current_lr",
+    "planned_lrs",
+    "recipe_in_effect",
+    "trial_value",
+]

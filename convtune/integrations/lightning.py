@@ -252,7 +252,9 @@ class ConvtuneCallback(pl.Callback):
         if trainer.sanity_checking or link is None or not link.active or self._done:
             return
         metrics = {
-            k: float(v) for k, v in trainer.callback_metrics.items() if isinstance(v, torch.Tensor) and v.numel() == 1
+            k: float(v)
+            for k, v in trainer.callback_metrics.items()
+            if isinstance(v, torch.Tensor) and v.numel() == 1
         }
         stop = link.report(
             step=trainer.global_step,

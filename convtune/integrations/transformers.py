@@ -247,7 +247,9 @@ class ConvtuneCallback(TrainerCallback):
             self._take_over_hp_report()
         self.clock.start()
 
-    def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any) -> None:
+    def on_step_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any
+    ) -> None:
         self.clock.start()
 
     def on_optimizer_step(
@@ -255,7 +257,9 @@ class ConvtuneCallback(TrainerCallback):
     ) -> None:
         self._lr = current_lr(kwargs.get("optimizer"))  # before the scheduler steps: the LR just applied
 
-    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any) -> None:
+    def on_step_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any
+    ) -> None:
         if control.should_evaluate or control.should_save:
             self.clock.pause()  # evaluation, its report and checkpoints are not training time
 
@@ -305,7 +309,9 @@ class ConvtuneCallback(TrainerCallback):
             control.should_training_stop = True
         self.clock.start()
 
-    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any) -> None:
+    def on_save(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any
+    ) -> None:
         if self.link is None or not self.link.active:
             return
         folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
@@ -313,7 +319,9 @@ class ConvtuneCallback(TrainerCallback):
             (folder / _CLOCK_FILE).write_text(json.dumps({"train_seconds": self.clock.seconds}))
         self.clock.start()
 
-    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any) -> None:
+    def on_train_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any
+    ) -> None:
         self.clock.pause()
         if self._hp_search and self.trainer is not None and self.link is not None:
             self._restore_hp_report()
