@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -270,11 +271,19 @@ def _load_example(name: str) -> Any:
     return module
 
 
+def command(script: str, *args: str) -> dict[str, list[str]]:
+    """The spec's script as a ``command`` workload: one process, as torchrun would start for a
+    one-rank trial, without torchrun's own start-up (seconds per trial on a loaded machine; the
+    torchrun launch of scripts is tested in test_session.py)."""
+    return {"command": [sys.executable, script, *args]}
+
+
 def test_a_trainer_script_study_end_to_end(tmp_path: Path) -> None:
     """studies/hf_trainer.yaml runs examples/hf_trainer.py per trial: the slow trial is stopped
     on a schedule-aware forecast, and the exported best trains the script's Trainer with the
     trial's LR at every step."""
     spec = load_spec(ROOT / "studies" / "hf_trainer.yaml", checkpoint_dir=str(tmp_path / "ckpt"))
+    spec = spec.model_copy(update={"workload": command("../examples/hf_trainer.py")})
     url = f"sqlite:///{tmp_path / 'hf.db'}"
     study = create_study("hf", spec, url)
     fast = {"peak_lr": 0.006, "warmup_steps": 5, "horizon_samples": 6400, "schedule": "linear"}
@@ -328,9 +337,7 @@ def test_a_retried_trial_resumes_from_the_trainers_checkpoint(tmp_path: Path) ->
     """The Trainer saves into the trial's checkpoint folder; a relaunch of the same trial (as a
     retry is) resumes there, and its reports continue the first run's steps and seconds."""
     spec = load_spec(ROOT / "studies" / "hf_trainer.yaml")
-    spec = spec.model_copy(
-        update={"workload": {"script": "../examples/hf_trainer.py", "args": ["--fail-at-step", "60"]}}
-    )
+    spec = spec.model_copy(update={"workload": command("../examples/hf_trainer.py", "--fail-at-step", "60")})
     recipe = Recipe(peak_lr=0.005, horizon_samples=3200, micro_batch_size=16, optimizer="adamw")
     config = engine_config(spec)
     config = type(config)(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +188,11 @@ def test_a_lightning_script_study_end_to_end(tmp_path: Path, monkeypatch: pytest
     stopped, every trial records its schedule and applied LRs, and the exported best trains the
     script's module with the trial's LR at every step."""
     spec = load_spec(ROOT / "studies" / "lightning.yaml", checkpoint_dir=str(tmp_path / "ckpt"))
+    # One process, as torchrun starts for a one-rank trial, without torchrun's own start-up
+    # (seconds per trial on a loaded machine; launching scripts is tested in test_session.py).
+    spec = spec.model_copy(
+        update={"workload": {"command": [sys.executable, "../examples/lightning_train.py"]}}
+    )
     url = f"sqlite:///{tmp_path / 'pl.db'}"
     study = create_study("pl", spec, url)
     fast = {"peak_lr": 0.01, "warmup_steps": 5, "horizon_samples": 8000, "schedule": "linear"}

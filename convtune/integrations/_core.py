@@ -95,8 +95,15 @@ def planned_lrs(scheduler: Any, steps: int) -> list[float] | None:
 def recipe_in_effect() -> Recipe | None:
     """The trial's recipe inside a convtune trial, an exported one named by ``CONVTUNE_RECIPE``
     (``CONVTUNE_RECIPE=best.yaml python train.py``), else None (the script's own settings)."""
-    if session.active() or os.environ.get("CONVTUNE_RECIPE"):
+    if session.active():
         return session.recipe()
+    path = os.environ.get("CONVTUNE_RECIPE")
+    if path:
+        # Read each time (not session.recipe()'s once-per-process cache): outside a trial the
+        # variable may name another recipe by the next call, as in a notebook or a test.
+        from convtune.recipe import load_recipe
+
+        return load_recipe(path)
     return None
 
 
