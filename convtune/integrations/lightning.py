@@ -218,6 +218,16 @@ class ConvtuneCallback(pl.Callback):
             self.link.planned = planned_lrs(configs[0].scheduler, steps)
         self.clock.start()
 
+    def on_train_batch_start(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int
+    ) -> None:
+        self.clock.start()
+
+    def on_save_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
+        self.clock.pause()  # writing checkpoints is not training time; the next batch restarts it
+
     def on_before_optimizer_step(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, optimizer: torch.optim.Optimizer
     ) -> None:
@@ -267,7 +277,6 @@ class ConvtuneCallback(pl.Callback):
         if stop:
             self._done = True
             trainer.should_stop = True
-        self.clock.start()
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self.clock.pause()

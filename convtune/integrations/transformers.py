@@ -247,7 +247,7 @@ class ConvtuneCallback(TrainerCallback):
             self._take_over_hp_report()
         self.clock.start()
 
-    def on_step_begin(
+    def on_step_begin(  # the clock runs from here; evaluations and saves pause it until the next step
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any
     ) -> None:
         self.clock.start()
@@ -307,7 +307,6 @@ class ConvtuneCallback(TrainerCallback):
         if stop:
             self._stopped_reporting = True  # every later evaluation of this run is past the end
             control.should_training_stop = True
-        self.clock.start()
 
     def on_save(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any
@@ -317,7 +316,6 @@ class ConvtuneCallback(TrainerCallback):
         folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if folder.is_dir() and args.process_index == 0:
             (folder / _CLOCK_FILE).write_text(json.dumps({"train_seconds": self.clock.seconds}))
-        self.clock.start()
 
     def on_train_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kw: Any
