@@ -353,3 +353,48 @@ def test_a_retried_trial_resumes_from_the_trainers_checkpoint(tmp_path: Path) ->
     assert [p.step for p in second][:1] == [75]  # resumed from checkpoint-50, not from step 0
     assert result.steps == recipe.total_steps == 200
     assert second[0].seconds > first[-1].seconds  # the training clock continues too
+
+
+class Diverging(Regressor):
+    """Its loss turns NaN from the 7th forward pass on."""
+
+    calls = 0
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        out = super().forward(x, labels)
+        if self.training:
+            self.calls += 1
+            if self.calls >= 7:
+                out["loss"] = out["loss"] * float("nan")
+        return out
+
+
+def test_a_non_finite_training_loss_ends_an_optuna_trial_as_diverged(tmp_path: Path) -> None:
+    """``ConvtuneCallback(trial=trial)`` in Optuna's own loop: a NaN training loss stops the
+    Trainer at the next log, and the trial ends COMPLETE, penalised and infeasible."""
+    steps: list[int] = []
+
+    def objective(trial: optuna.Trial) -> float:
+        callback = ct.ConvtuneCallback(trial=trial)
+        args = base_args(tmp_path, max_steps=40, eval_strategy="steps", eval_steps=4, logging_steps=2)
+        args = ct.training_arguments(args, Recipe(peak_lr=0.01, horizon_samples=8 * 40, micro_batch_size=8))
+        trainer = Trainer(
+            model=Diverging(),
+            args=args,
+            train_dataset=Rows(512, 0),
+            eval_dataset=Rows(64, 1),
+            callbacks=[callback],
+        )
+        trainer.train()
+        steps.append(trainer.state.global_step)
+        return callback.value()
+
+    study = optuna.create_study(pruner=TimeToTargetPruner("eval_loss<=0.01", max_cost=8 * 40))
+    study.optimize(objective, n_trials=1)
+    trial = study.trials[0]
+    assert trial.state == optuna.trial.TrialState.COMPLETE
+    assert (
+        trial.user_attrs["status"] == "diverged" and "non-finite training loss" in trial.user_attrs["reason"]
+    )
+    assert trial.value == 20 * 8 * 40 and trial.constraints == {"diverged": 1.0}
+    assert steps == [8]  # the first log after the loss turned NaN (step 7), not the planned 40

@@ -260,3 +260,27 @@ def test_a_resumed_trial_continues_from_lightnings_checkpoint(
     assert [r["step"] for r in reports] == [4, 8, 12, 16, 20]
     assert [r["samples"] for r in reports] == [128, 256, 384, 512, 640]
     assert reports[2]["seconds"] >= saved > 0  # the clock continues from the checkpoint's
+
+
+class Diverging(example.DigitsMLP):
+    def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        loss = super().training_step(batch, batch_idx)
+        return loss * float("nan") if self.global_step >= 5 else loss
+
+
+def test_a_non_finite_training_loss_is_reported_as_divergence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a trial: the batch whose loss is NaN is reported at once, with the evaluation's
+    metrics non-finite (convtune's rule for ``diverged``), and training stops there."""
+    recipe = Recipe(peak_lr=0.01, horizon_samples=32 * 50, micro_batch_size=32, optimizer="adamw")
+    reports: list[dict[str, Any]] = []
+    monkeypatch.setattr(session, "active", lambda: True)
+    monkeypatch.setattr(session, "recipe", lambda: recipe)
+    monkeypatch.setattr(session, "config", lambda: {"eval_every": 32 * 4, "eval_unit": "samples"})
+    monkeypatch.setattr(session, "report", lambda **record: reports.append(record) or False)
+    trainer = L.Trainer(**ct.trainer_kwargs(**QUIET))
+    train, val = loaders(ct.batch_size(64))
+    trainer.fit(Diverging(), train, val)
+    assert [r["step"] for r in reports] == [4, 6]
+    last = reports[-1]["metrics"]
+    assert math.isnan(last["val_loss"]) and math.isnan(last["train_loss"])
+    assert trainer.global_step == 6
