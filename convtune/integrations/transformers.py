@@ -335,6 +335,13 @@ class ConvtuneCallback(TrainerCallback):
         trainer = self.trainer
         assert trainer is not None and self.link is not None
         link = self.link
+        directions = getattr(getattr(link.trial, "study", None), "directions", [])
+        if [d.name for d in directions] == ["MAXIMIZE"]:
+            raise ConfigError(
+                "the search's objective becomes a time-to-target, which is minimised",
+                where="hyperparameter_search(direction=...)",
+                fix='pass direction="minimize"',
+            )
 
         def report(trial: Any, step: int, metrics: dict[str, float]) -> None:
             if trial is None or self._stopped_reporting:
