@@ -264,6 +264,20 @@ def test_time_to_target_pruner_inside_hyperparameter_search(tmp_path: Path) -> N
     assert max(trials[1].intermediate_values) < max(reached.intermediate_values) + 16 * 5 + 1
 
 
+def test_hyperparameter_search_must_minimise_the_time_to_target(tmp_path: Path) -> None:
+    from convtune.errors import ConfigError
+
+    trainer = _hp_trainer(tmp_path, [0.05])
+    with pytest.raises(ConfigError, match="minimised"):
+        trainer.hyperparameter_search(
+            hp_space=lambda trial: {"learning_rate": 0.05},
+            backend="optuna",
+            n_trials=1,
+            direction="maximize",
+            pruner=TimeToTargetPruner("eval_loss<=0.6"),
+        )
+
+
 def _load_example(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
