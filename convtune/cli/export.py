@@ -46,3 +46,14 @@ def study_export(
     else:
         when = f", time to target {readable(float(ttt))} {doc.cost_unit}"
     console.print(f"exported {what} ({doc.source}{when}) as {format} to {path}")
+    if format == "hf":
+        from convtune.export import hf_exactness
+
+        exact, notes = hf_exactness(doc.recipe)
+        if not exact:
+            knobs = sorted({note.split(":", 1)[0] for note in notes if not note.startswith("world_size:")})
+            console.print(
+                f"[bold yellow]not exact:[/] TrainingArguments alone would train a different {', '.join(knobs)}; "
+                "pass optimizers=(opt, recipe.scheduler(opt)) with recipe = convtune.load_recipe(the file), "
+                "opt = recipe.optimizer(model) (the file's 'usage')"
+            )

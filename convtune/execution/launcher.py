@@ -471,6 +471,8 @@ class ElasticExecutor:
                         "world_size": recipe.world_size,
                         "max_cost": _finite_or_none(config.max_cost),
                         "cost": config.cost,
+                        # One folder per trial, kept across its retries (session.checkpoint_dir).
+                        "checkpoint_dir": config.checkpoint_dir,
                     }
                 ),
                 "CONVTUNE_WORLD_SIZE": str(recipe.world_size),

@@ -79,6 +79,17 @@ def config() -> dict[str, Any]:
     return json.loads(raw) if raw else {}
 
 
+def checkpoint_dir() -> str | None:
+    """Where this trial keeps its checkpoints, or None when the study's spec sets no ``checkpoint_dir``.
+
+    One folder per trial, the same for every retry of it: a script that saves there and resumes
+    from what it finds continues a retried or preempted trial instead of starting over. convtune
+    deletes the folder once the trial is finished.
+    """
+    value = config().get("checkpoint_dir")
+    return str(value) if value else None
+
+
 def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float | None = None) -> bool:
     """Report an evaluation; True when the trial must stop now.
 
@@ -148,4 +159,4 @@ def _install_excepthook() -> None:
     sys.excepthook = hook
 
 
-__all__ = ["active", "config", "recipe", "report"]
+__all__ = ["active", "checkpoint_dir", "config", "recipe", "report"]

@@ -239,15 +239,34 @@ def hf_training_arguments(recipe: Recipe) -> tuple[dict[str, Any], list[str]]:
     return args, notes
 
 
+def hf_exactness(recipe: Recipe) -> tuple[bool, list[str]]:
+    """Whether ``TrainingArguments(**training_arguments)`` alone trains ``recipe`` exactly, and
+    the notes that say why not. Only the world-size note leaves it exact (it is about the launch)."""
+    _, notes = hf_training_arguments(recipe)
+    return all(note.startswith("world_size:") for note in notes), notes
+
+
+_HF_EXACT_USAGE = "TrainingArguments(output_dir=..., **training_arguments)"
+_HF_OBJECTS_USAGE = (
+    "recipe = convtune.load_recipe(this file); opt = recipe.optimizer(model); "
+    "Trainer(model=model, args=TrainingArguments(output_dir=..., **training_arguments), ..., "
+    "optimizers=(opt, recipe.scheduler(opt)))"
+)
+
+
 class HfExporter(Exporter):
     """``TrainingArguments`` keyword arguments (JSON for ``.json`` paths, YAML otherwise).
 
-    The file also holds the recipe, so ``convtune.load_recipe`` reads it when a knob needs the
-    exact optimizer/scheduler objects::
+    ``exact`` (the file's first key) says whether the arguments alone train the recipe. When
+    they do not (LAMB, LARS, Lion, SGD with momentum, cyclic or one-cycle schedules, convtune's
+    warm-up, its weight-decay exemptions), ``usage`` passes the recipe's own optimizer and
+    scheduler, which is exact step for step; the file holds the recipe for that::
 
         doc = json.load(open("best.hf.json"))
-        args = TrainingArguments(output_dir="out", **doc["training_arguments"])
-        trainer = Trainer(model=model, args=args, ...)
+        recipe = convtune.load_recipe("best.hf.json")
+        opt = recipe.optimizer(model)
+        trainer = Trainer(model=model, args=TrainingArguments(output_dir="out", **doc["training_arguments"]),
+                          optimizers=(opt, recipe.scheduler(opt)), ...)
     """
 
     name = "hf"
@@ -255,22 +274,25 @@ class HfExporter(Exporter):
     description = "Hugging Face TrainingArguments keyword arguments"
 
     def render(self, doc: ExportDocument, path: Path | None = None) -> str:
-        args, notes = hf_training_arguments(doc.recipe)
-        exact_recipe = doc.recipe
+        args, _ = hf_training_arguments(doc.recipe)
+        exact, notes = hf_exactness(doc.recipe)
         data = {
+            "exact": exact,
             **doc.metadata(),
             "format": "hf",
-            "usage": "TrainingArguments(output_dir=..., **training_arguments)",
+            "usage": _HF_EXACT_USAGE if exact else _HF_OBJECTS_USAGE,
             "training_arguments": args,
-            "exact": not notes,
             "notes": notes,
-            "exact_objects": (
-                "recipe = convtune.load_recipe(this file); opt = recipe.optimizer(model); "
-                "Trainer(..., optimizers=(opt, recipe.scheduler(opt)))"
-            ),
-            "recipe": exact_recipe.to_dict(),
+            "exact_objects": _HF_OBJECTS_USAGE,
+            "recipe": doc.recipe.to_dict(),
         }
-        return _dump(data, path)
+        text = _dump(data, path)
+        if not exact and not (path is not None and path.suffix == ".json"):
+            text = (
+                "# NOT EXACT: TrainingArguments(**training_arguments) alone trains another optimizer or\n"
+                "# schedule than the trial did; pass optimizers= as 'usage' says (see 'notes').\n" + text
+            )
+        return text
 
 
 # ---- standalone Python module --------------------------------------------------------------------
