@@ -32,12 +32,13 @@ if __package__ in (None, ""):  # run as a script: make ``corpus`` importable fro
 
 import torch
 
+from convtune.curves import LRSchedule
 from convtune.engine import Progress, train
-from convtune.study import schedule_for
 
 from .grid import CORPUS_WORKLOADS, engine_config, header, planned_runs, recipe_for, run_key
 from .gridfile import append_line, grid_path, load_grid
 
+SCHEDULE_POINTS = 256  # convtune.study's _SCHEDULE_POINTS
 DEFAULT_OUT_DIR = Path(__file__).resolve().parent.parent / "data" / "corpus"
 
 
@@ -95,7 +96,10 @@ def record_one(name: str, workload: Any, knobs: dict[str, Any], seed: int) -> di
     result = train(timed, recipe, config, on_eval)
     wall = time.perf_counter() - started
     status = "diverged" if result.status == "diverged" or non_finite else "complete"
-    schedule = schedule_for(recipe, float(recipe.effective_batch_size)).to_dict()
+    # As convtune.study.schedule_for builds a trial's schedule (imported here without the study).
+    schedule = LRSchedule.from_steps(
+        lr_per_step, float(recipe.effective_batch_size), max_points=SCHEDULE_POINTS
+    ).to_dict()
     return {
         "key": run_key(name, knobs, seed),
         "knobs": knobs,
