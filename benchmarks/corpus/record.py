@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -142,7 +143,7 @@ def ensure_header(path: Path, name: str) -> None:
             append_line(path, header(name))
         return
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         return
     os.close(fd)
@@ -160,18 +161,38 @@ def _summary(run: dict[str, Any], direction: str) -> str:
     )
 
 
-def list_recorded(out_dir: Path) -> None:
-    """Print, per workload, the runs recorded by status against the planned count."""
+def list_recorded(out_dir: Path, markdown: bool = False) -> None:
+    """Print, per workload, the runs recorded by status against the planned count (``markdown``:
+    as the table in docs/benchmarks.md)."""
+    if markdown:
+        print(
+            "| workload | kind | metric | planned run (samples) | runs recorded / planned "
+            "| complete / diverged | median s per run (wall, training CPU) |"
+        )
+        print("|---|---|---|---|---|---|---|")
     total = 0
-    for name in CORPUS_WORKLOADS:
+    for name, spec in CORPUS_WORKLOADS.items():
         path = grid_path(out_dir, name)
         runs = load_grid(path)[1] if path.exists() else []
         by: dict[str, int] = {}
         for run in runs:
             by[run["status"]] = by.get(run["status"], 0) + 1
-        walls = sorted(run["wall_s"] for run in runs)
-        median = f", median {walls[len(walls) // 2]:.2f} s/run" if walls else ""
-        print(f"{name}: {len(runs)}/{len(planned_runs(name))} recorded {by}{median}")
+        wall = statistics.median(r["wall_s"] for r in runs) if runs else math.nan
+        cpu = [r["curve"]["cpu_seconds"][-1] for r in runs if r["curve"]["cpu_seconds"]]
+        cpu_median = statistics.median(cpu) if cpu else math.nan
+        planned = len(planned_runs(name))
+        if markdown:
+            bounds = ", ".join("–" if b is None else f"{b:g}" for b in spec.metric_bounds)
+            print(
+                f"| {name} | {spec.kind} | {spec.metric} ({spec.direction[:3]}, [{bounds}]) "
+                f"| {spec.horizon_samples:,} | {len(runs)} / {planned} "
+                f"| {by.get('complete', 0)} / {by.get('diverged', 0)} | {wall:.1f}, {cpu_median:.1f} |"
+            )
+        else:
+            print(
+                f"{name}: {len(runs)}/{planned} recorded {by}, median {wall:.2f} s/run wall, "
+                f"{cpu_median:.2f} s training CPU"
+            )
         total += len(runs)
     print(f"total: {total} runs")
 
@@ -186,10 +207,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="record at most this many new runs")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR)
     parser.add_argument("--list", action="store_true", help="count recorded runs and exit")
+    parser.add_argument("--markdown", action="store_true", help="with --list: as a markdown table")
     args = parser.parse_args(argv)
 
     if args.list:
-        list_recorded(args.out_dir)
+        list_recorded(args.out_dir, args.markdown)
         return 0
     names = list(CORPUS_WORKLOADS) if args.all else (args.workload or [])
     if not names:
