@@ -5,9 +5,9 @@ diverges: a non-finite training loss or metric) with one torch thread and cost i
 appends one line to ``DIR/<workload>.jsonl`` as soon as it ends (format: GRID_FORMAT, "convtune
 grid v1"). A run already in the file (by its key: a hash of workload, knobs, seed and the
 planned run's sizes) is skipped, so recording can be stopped at any time and resumed. With
-``--all`` the workloads are interleaved: the next run always goes to the workload with the
-smallest share of its planned runs recorded, so a stop at any time leaves every workload with a
-balanced prefix of its (shuffled) grid.
+``--all`` the workloads are interleaved round-robin: the next run always goes to the workload
+with the fewest runs recorded (until its grid is done), so a stop at any time leaves every
+workload with about as many runs as the others, each a balanced prefix of its shuffled grid.
 
 Usage::
 
@@ -241,8 +241,9 @@ def main(argv: list[str] | None = None) -> int:
             break
         if args.limit is not None and recorded >= args.limit:
             break
-        # The workload furthest behind in its share of planned runs goes next.
-        name = min((n for n in names if todo[n]), key=lambda n: (done[n] / planned[n], names.index(n)))
+        # Round-robin: the workload with the fewest runs goes next, so dear workloads are not
+        # left short when the recording stops early.
+        name = min((n for n in names if todo[n]), key=lambda n: (done[n], names.index(n)))
         run_spec = todo[name].pop(0)
         if name not in workloads:
             workloads[name] = CORPUS_WORKLOADS[name].factory()
