@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from convtune.config.recipe import Recipe
+from convtune.config.schedules import SCHEDULES
 from convtune.curves import LRSchedule
-from convtune.recipe import Recipe
-from convtune.schedules import SCHEDULES
 
 BENCHMARKS = str(Path(__file__).resolve().parent.parent / "benchmarks")
 # Two cheap workloads, their planned runs cut to 2,048 samples (16 evaluations) for speed.

@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("convtune.scaling",),
     ("convtune.report",),  # best, dashboard, plots
     ("convtune.export",),
+    ("convtune.integrations",),  # Trainer / Lightning callbacks (optional extras)
     ("convtune.cli",),
 ]
 # The package root is the public facade (it may import anything lazily); ``_moved`` answers for

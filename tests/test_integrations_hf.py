@@ -24,12 +24,12 @@ transformers = pytest.importorskip("transformers")
 from transformers import Trainer, TrainerCallback, TrainingArguments  # noqa: E402
 
 from convtune import load_recipe  # noqa: E402
+from convtune.config.recipe import Recipe  # noqa: E402
+from convtune.config.spec import load_spec  # noqa: E402
+from convtune.execution.launcher import ElasticExecutor, LaunchOptions, RankFailed  # noqa: E402
 from convtune.export import ExportDocument, export  # noqa: E402
 from convtune.integrations import transformers as ct  # noqa: E402
-from convtune.launcher import ElasticExecutor, LaunchOptions, RankFailed  # noqa: E402
 from convtune.pruners import TimeToTargetPruner  # noqa: E402
-from convtune.recipe import Recipe  # noqa: E402
-from convtune.spec import load_spec  # noqa: E402
 from convtune.study import create_study, engine_config, run_study  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,11 +21,11 @@ import yaml
 L = pytest.importorskip("lightning.pytorch")
 
 from convtune import load_recipe, session  # noqa: E402
+from convtune.config.recipe import Recipe  # noqa: E402
+from convtune.config.spec import load_spec  # noqa: E402
 from convtune.export import export, select_document  # noqa: E402
 from convtune.integrations import lightning as ct  # noqa: E402
 from convtune.pruners import TimeToTargetPruner  # noqa: E402
-from convtune.recipe import Recipe  # noqa: E402
-from convtune.spec import load_spec  # noqa: E402
 from convtune.study import create_study, run_study  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,8 +24,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from convtune.engine import EngineConfig
-from convtune.recipe import Recipe
+from convtune.config.recipe import Recipe
+from convtune.training.engine import EngineConfig
 
 from . import workloads as wl
 from .schedules import register_corpus_schedules
@@ -238,7 +238,7 @@ def header(name: str) -> dict[str, Any]:
         "eval_every_samples": w.eval_every_samples,
         "planned_runs": len(planned_runs(name)),
         "description": (
-            f"{w.description}. Recorded with convtune.engine.train (cost samples, 1 thread, full "
+            f"{w.description}. Recorded with convtune.training.engine.train (cost samples, 1 thread, full "
             "planned run, stopped only on divergence). lr_level indexes LR factors "
             f"{[round(f, 4) for f in LR_FACTORS]} × a per-optimizer centre. Curve 'seconds' is "
             "the engine's training wall clock and 'cpu_seconds' this process's CPU time, both "

@@ -34,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: make ``corpus`` importable fro
 import torch
 
 from convtune.curves import LRSchedule
-from convtune.engine import Progress, train
+from convtune.training.engine import Progress, train
 
 from .grid import CORPUS_WORKLOADS, engine_config, header, planned_runs, recipe_for, run_key
 from .gridfile import append_line, grid_path, load_grid
@@ -77,7 +77,7 @@ def _sig(x: float, digits: int = 5) -> float | None:
 
 
 def record_one(name: str, workload: Any, knobs: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Train one grid point with ``seed`` through ``convtune.engine.train``; the run's line."""
+    """Train one grid point with ``seed`` through ``convtune.training.engine.train``; the run's line."""
     spec = CORPUS_WORKLOADS[name]
     recipe = recipe_for(name, knobs)
     config = engine_config(name, seed)

@@ -1,7 +1,7 @@
 """Schedules the corpus needs beyond convtune's built-ins, added through the public registry.
 
 ``register_corpus_schedules()`` adds three ``ScheduleEntry``s with
-``convtune.schedules.register_schedule``, so a ``Recipe`` accepts them like any built-in:
+``convtune.config.schedules.register_schedule``, so a ``Recipe`` accepts them like any built-in:
 
 - ``wsd`` (warmup-stable-decay, "cool-down"): linear warm-up, the peak LR held, then a linear
   decay to ``min_lr_ratio`` over the last ``decay_fraction`` of the planned steps.
@@ -11,7 +11,7 @@
 
 Example:
     >>> register_corpus_schedules()
-    >>> from convtune.recipe import Recipe
+    >>> from convtune.config.recipe import Recipe
     >>> r = Recipe(peak_lr=1.0, horizon_samples=100, micro_batch_size=1, schedule="wsd")
     >>> r.lr_per_step[79], r.lr_per_step[99] < 0.1
     (1.0, True)
@@ -26,8 +26,8 @@ from typing import Any
 import torch
 from torch.optim.lr_scheduler import LambdaLR, LRScheduler
 
-from convtune.recipe import Recipe
-from convtune.schedules import SCHEDULES, ScheduleEntry, register_schedule, warmup_factor
+from convtune.config.recipe import Recipe
+from convtune.config.schedules import SCHEDULES, ScheduleEntry, register_schedule, warmup_factor
 
 CORPUS_SCHEDULES = ("wsd", "step", "inverse_sqrt")
 

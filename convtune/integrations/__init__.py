@@ -9,7 +9,7 @@ optional extras: ``pip install convtune[hf]`` / ``convtune[lightning]``):
 * :mod:`convtune.integrations.lightning` — ``ConvtuneCallback`` (a Lightning ``Callback``),
   ``configure_optimizers``, ``trainer_kwargs``, ``fit_kwargs``, ``batch_size``.
 
-Inside a convtune trial (``workload: {script: train.py}``, see :mod:`convtune.session`) the
+Inside a convtune trial (``workload: {script: train.py}``, see :mod:`convtune.execution.session`) the
 callbacks report every evaluation with its cost, stop training when convtune says so and report
 divergence; outside one they do nothing, so the same script still trains on its own. Given an
 Optuna trial instead (``ConvtuneCallback(trial=trial)``, or the Trainer's

@@ -14,19 +14,20 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from convtune import session
+from convtune.config.record import SCHEDULE_ATTR, write_trial
+from convtune.config.target import Target
 from convtune.errors import ConfigError
-from convtune.target import Target
 
 if TYPE_CHECKING:
     import optuna
     import torch
 
-    from convtune.recipe import Recipe
+    from convtune.config.recipe import Recipe
 
 CostUnit = Literal["samples", "seconds"]
 
 #: The Optuna user attr holding a trial's LR against cost (what TimeToTargetPruner reads).
-LR_SCHEDULE_ATTR = "lr_schedule"
+LR_SCHEDULE_ATTR = SCHEDULE_ATTR  # where a convtune study keeps the planned schedule
 
 
 class TrainClock:
@@ -101,7 +102,7 @@ def recipe_in_effect() -> Recipe | None:
     if path:
         # Read each time (not session.recipe()'s once-per-process cache): outside a trial the
         # variable may name another recipe by the next call, as in a notebook or a test.
-        from convtune.recipe import load_recipe
+        from convtune.config.recipe import load_recipe
 
         return load_recipe(path)
     return None
@@ -116,8 +117,8 @@ def current_lr(optimizer: torch.optim.Optimizer | None) -> float:
 class TrialLink:
     """Where a callback's evaluations go: the convtune session, an Optuna trial, or nowhere.
 
-    * ``session`` — inside a convtune trial (:func:`convtune.session.active`): every evaluation
-      goes to :func:`convtune.session.report`, whose answer says whether to stop.
+    * ``session`` — inside a convtune trial (:func:`convtune.execution.session.active`): every evaluation
+      goes to :func:`convtune.execution.session.report`, whose answer says whether to stop.
     * ``optuna`` — given ``trial``: the target metric is reported with the cost as the step
       (samples, or milliseconds of training for ``cost="seconds"``), the planned LR schedule
       is stored at the first report (the ``lr_schedule`` attr the pruner reads), and the trial
@@ -221,7 +222,7 @@ class TrialLink:
             session.report(step=step, samples=samples, metrics=metrics, seconds=seconds)
         elif self.mode == "optuna":
             assert self.trial is not None
-            self.trial.set_user_attr("reason", why)
+            write_trial(self.trial, {"reason": why})
             self.trial.report(math.nan, step=int(round(self.cost_of(samples, seconds) * self.step_scale)))
         print(f"convtune: {why}: training stops (diverged)", file=sys.stderr)
         return True
@@ -232,7 +233,7 @@ class TrialLink:
         if self.trial is None or not self.planned or not cost_per_step > 0:
             return
         schedule = LRSchedule.from_steps(self.planned, cost_per_step * self.step_scale)
-        self.trial.set_user_attr(LR_SCHEDULE_ATTR, schedule.to_dict())
+        write_trial(self.trial, {LR_SCHEDULE_ATTR: schedule.to_dict()})
 
     def _check_against_recipe(self) -> None:
         """Forecasts in a convtune study assume the recipe's schedule: say so if this one differs."""
@@ -339,8 +340,7 @@ def trial_value(
             predicted_time_to_target=estimate if math.isfinite(estimate) else None,
             extrapolated=True,
         )
-    for key, val in attrs.items():
-        trial.set_user_attr(key, val)
+    write_trial(trial, attrs)
     trial.set_constraint("diverged", float(attrs["status"] == "diverged"))
     return float(value)
 

@@ -52,7 +52,7 @@ from convtune.integrations._core import (
 if TYPE_CHECKING:
     import optuna
 
-    from convtune.recipe import Recipe
+    from convtune.config.recipe import Recipe
 
 #: Lightning's ``precision`` for each recipe precision.
 PRECISION = {"fp32": "32-true", "bf16": "bf16-mixed", "fp16": "16-mixed"}
@@ -156,7 +156,7 @@ class ConvtuneCallback(pl.Callback):
     """Reports Lightning's validations to convtune (or to an Optuna trial) and stops when told.
 
     Inside a convtune trial: every validation (sanity checks excepted) goes to
-    :func:`convtune.session.report` with ``trainer.callback_metrics``, the cost (samples =
+    :func:`convtune.execution.session.report` with ``trainer.callback_metrics``, the cost (samples =
     ``global_step`` × batch × accumulation × world size; training seconds, validation excluded),
     the training loss and the LR the last optimizer step applied; convtune's answer sets
     ``trainer.should_stop``. A non-finite training loss is reported as divergence and stops

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     import torch
     from transformers import Trainer, TrainerControl, TrainerState
 
-    from convtune.recipe import Recipe
+    from convtune.config.recipe import Recipe
 
 _CLOCK_FILE = "convtune_clock.json"
 
@@ -171,7 +171,7 @@ def train_kwargs() -> dict[str, Any]:
 class ConvtuneCallback(TrainerCallback):
     """Reports the Trainer's evaluations to convtune (or to an Optuna trial) and stops it when told.
 
-    Inside a convtune trial: every evaluation goes to :func:`convtune.session.report` with its
+    Inside a convtune trial: every evaluation goes to :func:`convtune.execution.session.report` with its
     cost (samples = ``global_step`` × per-device batch × accumulation × world size; seconds of
     training, evaluation and checkpointing excluded), the training loss and the LR the last
     optimizer step applied; convtune's answer stops training. A non-finite training loss is
