@@ -154,6 +154,17 @@ def make_sampler(spec: StudySpec) -> optuna.samplers.BaseSampler:
 
 
 def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
+    """The pruner the spec's ``pruner`` names, set up for a study whose trials report
+    ``trial.report(metric, step=cost)`` (cost in :func:`convtune.config.record.step_scale` units).
+
+    ``none`` is Optuna's ``NopPruner``, ``median`` its ``MedianPruner``; the ``time_to_target*``
+    names are :class:`convtune.pruners.TimeToTargetPruner` with the spec's target and cost cap.
+    Any other Optuna ``BasePruner`` plugs in through ``run_study(..., pruner=...)``, which uses
+    this function only when none is given::
+
+        from convtune.study.run import run_study
+        run_study("mystudy", storage=url, pruner=optuna.pruners.HyperbandPruner(), n_trials=20)
+    """
     if spec.pruner == "none":
         return optuna.pruners.NopPruner()
     if spec.pruner == "median":
