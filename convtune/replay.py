@@ -421,7 +421,9 @@ def make_replay_sampler(name: str, spec: StudySpec, seed: int) -> optuna.sampler
     if name == "optuna-tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name not in SAMPLERS:
-        raise ConfigError(f"unknown sampler {name!r}", where="--sampler", fix=f"use one of {', '.join(SAMPLERS)}")
+        raise ConfigError(
+            f"unknown sampler {name!r}", where="--sampler", fix=f"use one of {', '.join(SAMPLERS)}"
+        )
     return make_sampler(spec.model_copy(update={"sampler": name, "seed": seed}))
 
 
@@ -442,7 +444,9 @@ def replay_spec(grid: Grid, spec: StudySpec | Mapping[str, Any] | None = None) -
     if not data.get("space"):
         data["space"] = grid.search_space()
     if "target" not in data:
-        raise ConfigError("the replay spec has no target", where="spec", fix=f"set target: '{grid.metric}<=…'")
+        raise ConfigError(
+            "the replay spec has no target", where="spec", fix=f"set target: '{grid.metric}<=…'"
+        )
     out = StudySpec.from_dict(data, where="replay spec")
     if out.target_spec.metric != grid.metric:
         raise ConfigError(
@@ -515,7 +519,9 @@ def replay_study(
         trial = study.trials[-1]
         attrs = trial.user_attrs
         if attrs.get("status") not in (None, "duplicate"):
-            spent += float(attrs.get("samples" if spec.cost == "samples" else "train_seconds") or 0.0) / full_run
+            spent += (
+                float(attrs.get("samples" if spec.cost == "samples" else "train_seconds") or 0.0) / full_run
+            )
         if attrs.get("status") == "reached" and trial.value is not None:
             if measured is None or trial.value < measured[0]:
                 measured = (trial.value, trial.number)

@@ -161,26 +161,7 @@ def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
         return optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0)
     from convtune.pruners import TimeToTargetPruner
 
-    max_cost = spec.max_cost * step_scale(spec.cost) if math.isfinite(spec.max_cost) else None
-    # margin 0.25: stop only trials whose optimistic forecast is 25% slower than the incumbent.
-    # On both recorded grids (benchmarks/pruning.py) it picked as well as no pruning, where
-    # margin 0 stopped more would-be winners because the 80% intervals run narrow.
-    # time_to_target_field adds the field rule (forecast to lose and behind the fastest fifth at
-    # equal cost): about a third less spent there, picking within 10% a little less often (18 of
-    # 20 seeds against 19-20). time_to_target_halving stops a trial behind the fastest third at
-    # equal cost from its first report: a budget buys about twice the trials, and on charlm's
-    # recorded-grid replays a 3-full-run study recommends within 10% of the best more often (81
-    # of 100 against 63 with the field rule; README). Both may stop a trial whose optimistic
-    # forecast still wins, so they are the user's choice, not the default.
-    field_quantile = 0.2 if spec.pruner == "time_to_target_field" else None
-    halving_quantile = 1 / 3 if spec.pruner == "time_to_target_halving" else None
-    return TimeToTargetPruner(
-        spec.target,
-        max_cost=max_cost,
-        margin=0.25,
-        field_quantile=field_quantile,
-        halving_quantile=halving_quantile,
-    )
+    return TimeToTargetPruner.for_spec(spec)
 
 
 # ---- running trials ---------------------------------------------------------------------------
