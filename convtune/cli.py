@@ -669,6 +669,7 @@ def _exit(code: Any) -> None:
 
 
 import convtune.cli_export  # noqa: E402, F401  (registers `study export`)
+import convtune.cli_replay  # noqa: E402,F401  (registers `replay`)
 import convtune.cli_scaling  # noqa: E402,F401  (registers study confirm/plot and probe commands)
 
 if __name__ == "__main__":

@@ -89,8 +89,9 @@ class TimeToTargetPruner(BasePruner):
     says it diverged, is stopped at once, and so is one that has spent the best measured
     time-to-target without reaching the target (it can no longer be the fastest). Without an
     incumbent, a trial whose distance to the target fell at each of its last
-    ``steady_reports`` reports is not stopped for ``max_cost``: a forecast from a short prefix
-    cannot rule out that it keeps falling.
+    ``steady_reports`` reports, on a line that reaches the target by ``max_cost``, is not
+    stopped for ``max_cost``: a forecast from a short prefix cannot rule out that it keeps
+    falling.
 
     Every trial it stops gets the user attrs ``stop_probability`` (the probability the stop was
     decided on) and ``stop_threshold`` (the bound it fell below).
@@ -159,7 +160,8 @@ class TimeToTargetPruner(BasePruner):
             off.
         steady_reports:
             Without an incumbent, a trial whose distance to the target fell at each of this
-            many last reports is not stopped for ``max_cost``.
+            many last reports, on a line reaching the target by ``max_cost``, is not stopped
+            for ``max_cost``.
         field_quantile:
             Also stop a trial not forecast to beat the incumbent whose distance to the target
             exceeds this quantile of the finished trials' distances at the same cost. ``None``
@@ -267,15 +269,15 @@ class TimeToTargetPruner(BasePruner):
         if costs.size == 0:
             return PruneDecision(False, "no-reports", None, math.inf)
         if not np.all(np.isfinite(values)):
-            return PruneDecision(True, "diverged", None, math.inf, 0.0, 0.0)
+            return PruneDecision(True, "diverged", None, math.inf, 0.0, self._epsilon)
         if self._max_cost is not None and costs[-1] >= self._max_cost:
-            return PruneDecision(True, "max-cost", None, math.inf, 0.0, 0.0)
+            return PruneDecision(True, "max-cost", None, math.inf, 0.0, self._epsilon)
         summaries = self._summaries(study_name, finished)
         incumbent = _measured(summaries)
         if costs[-1] >= incumbent and not self._target.is_reached(float(values[-1])):
             # Exact, so no warm-up: a trial that has spent what the measured best needed
             # without reaching the target can only reach it later, and cannot be picked.
-            return PruneDecision(True, "slower-than-measured-best", None, incumbent, 0.0, 0.0)
+            return PruneDecision(True, "slower-than-measured-best", None, incumbent, 0.0, self._epsilon)
         gap = self._target.gap(float(values[-1]))
         if self._halving_quantile is not None and gap > self._field_at(
             summaries, float(costs[-1]), self._halving_quantile
@@ -292,14 +294,14 @@ class TimeToTargetPruner(BasePruner):
         if forecast.reached:
             return PruneDecision(False, "reached", forecast, incumbent)
         if forecast.diverged:
-            return PruneDecision(True, "diverged", forecast, incumbent, 0.0, 0.0)
+            return PruneDecision(True, "diverged", forecast, incumbent, 0.0, self._epsilon)
         threshold = self._epsilon / self._n_decisions(trial, costs)
         if math.isfinite(incumbent):
             bar, reason = incumbent * (1.0 + self._margin), "cannot-beat-incumbent"
         else:
             bar, reason = self._cap(trial), "cannot-reach-by-max-cost"
         probability = reach_probability(forecast, bar) if math.isfinite(bar) else math.nan
-        steady = not math.isfinite(incumbent) and self._improving(values)
+        steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
         if probability < threshold and not steady:
             return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
         if self._field_quantile is not None:
@@ -334,13 +336,22 @@ class TimeToTargetPruner(BasePruner):
         reports = math.ceil(min(ends) / spacing)
         return float(max(1, reports - max(self._n_warmup_reports, 1) + 1))
 
-    def _improving(self, values: np.ndarray) -> bool:
-        """Whether the distance to the target fell at each of the last ``steady_reports`` reports."""
+    def _improving(self, costs: np.ndarray, values: np.ndarray, cap: float) -> bool:
+        """Whether the trial still closes in on the target steadily enough to reach it by ``cap``.
+
+        Its distance to the target fell at each of the last ``steady_reports`` reports, and a
+        straight line through those reports (distance against cost) reaches the target by
+        ``cap``: what a two-point line, no worse a forecaster early on, would say.
+        """
         n = self._steady_reports
-        if n <= 0 or values.size < n + 1:
+        if n <= 0 or values.size < n + 1 or not math.isfinite(cap):
             return False
+        x = costs[-(n + 1) :]
         gaps = np.array([self._target.gap(float(v)) for v in values[-(n + 1) :]])
-        return bool(np.all(np.diff(gaps) < 0))
+        if not np.all(np.diff(gaps) < 0):
+            return False
+        slope, intercept = np.polyfit(x, gaps, 1)
+        return bool(slope < 0 and -intercept / slope <= cap)
 
     def _forecast(
         self,

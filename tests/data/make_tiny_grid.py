@@ -42,7 +42,10 @@ def main() -> None:
         for lr in (1e-3, 3e-3, 1e-2, 3e-2):
             for schedule in ("constant", "cosine"):
                 recipe = Recipe(
-                    optimizer=optimizer, peak_lr=lr, schedule=schedule, micro_batch_size=BATCH,
+                    optimizer=optimizer,
+                    peak_lr=lr,
+                    schedule=schedule,
+                    micro_batch_size=BATCH,
                     horizon_samples=HORIZON,
                 )
                 for seed in (0, 1):
