@@ -24,6 +24,7 @@ import statistics
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -128,30 +129,40 @@ class Grid:
         value, on the log scale where the knob is ``log``, each knob's distance measured as a
         share of its recorded range. Ties break by the recorded order, so a snap is deterministic.
         """
-        best: tuple[float, ...] | None = None
+        wanted = [knobs.get(name) for name in self.knobs]
+        best: tuple[float, float] | None = None
         chosen: ConfigKey | None = None
         for key in self.configurations:
             mismatched, distance = 0, 0.0
-            for (name, info), recorded in zip(self.knobs.items(), key, strict=True):
-                wanted = knobs.get(name)
-                if info.get("type") == "categorical" or wanted is None:
-                    mismatched += wanted != recorded
+            for scale, value, recorded in zip(self._scales.values(), wanted, key, strict=True):
+                if scale is None or value is None:
+                    mismatched += value != recorded
                 else:
-                    distance += self._distance(name, info, float(wanted), float(recorded))
+                    distance += abs(scale(float(value)) - scale(float(recorded)))
             score = (float(mismatched), distance)
             if best is None or score < best:
                 best, chosen = score, key
         assert chosen is not None
         return chosen
 
-    def _distance(self, name: str, info: Mapping[str, Any], a: float, b: float) -> float:
-        values = [float(v) for v in self.values(name)]
-        if info.get("log") and a > 0 and b > 0 and min(values) > 0:
-            a, b = math.log(a), math.log(b)
-            width = math.log(max(values)) - math.log(min(values))
-        else:
-            width = max(values) - min(values)
-        return abs(a - b) / width if width > 0 else abs(a - b)
+    @cached_property
+    def _scales(self) -> dict[str, Callable[[float], float] | None]:
+        """Per knob, the map to the scale snapping measures on (``None``: categorical): log where
+        the knob is log, divided by the recorded range so every knob weighs alike."""
+        out: dict[str, Callable[[float], float] | None] = {}
+        for name, info in self.knobs.items():
+            if info.get("type") == "categorical":
+                out[name] = None
+                continue
+            values = [float(v) for v in self.values(name)]
+            log = bool(info.get("log")) and min(values) > 0
+            lo, hi = (math.log(min(values)), math.log(max(values))) if log else (min(values), max(values))
+            width = hi - lo if hi > lo else 1.0
+            if log:
+                out[name] = lambda v, w=width: math.log(v) / w if v > 0 else -math.inf
+            else:
+                out[name] = lambda v, w=width: v / w
+        return out
 
     def knobs_of(self, recipe: Recipe) -> dict[str, Any]:
         """The grid knobs' values in a trial's recipe (conditional parameters included)."""
@@ -514,9 +525,14 @@ def replay_study(
     limit = max_trials if max_trials is not None else int(50 * budget) + 50
     events: list[tuple[float, bool]] = []
     measured: tuple[float, int] | None = None
-    while spent < budget and len(study.trials) < limit:
+    n_trials = 0
+    while spent < budget and n_trials < limit:
         study.optimize(tracked, n_trials=1, catch=(Exception,))
-        trial = study.trials[-1]
+        n_trials += 1
+        # The latest trial alone (``study.trials`` deep-copies them all: quadratic in a study).
+        trial = study._storage.get_trial(
+            study._storage.get_trial_id_from_study_id_trial_number(study._study_id, n_trials - 1)
+        )
         attrs = trial.user_attrs
         if attrs.get("status") not in (None, "duplicate"):
             spent += (
@@ -532,7 +548,8 @@ def replay_study(
             if not within:
                 break
             cost_to_10 = spent_then
-    trained = [t for t in study.trials if t.user_attrs.get("status") not in (None, "duplicate")]
+    trials = study.get_trials(deepcopy=False)
+    trained = [t for t in trials if t.user_attrs.get("status") not in (None, "duplicate")]
     stopped = [t for t in trained if t.user_attrs.get("status") == "stopped"]
     near = [t for t in trained if configs.get(t.number) in near_best]
     near_stopped = [t for t in near if t.user_attrs.get("status") == "stopped"]
@@ -547,7 +564,7 @@ def replay_study(
         "hit": hit,
         "cost_to_10": cost_to_10,
         "spent": spent,
-        "trials": len(study.trials),
+        "trials": len(trials),
         "trained": len(trained),
         "stopped_share": len(stopped) / len(trained) if trained else 0.0,
         "near_best_trials": len(near),
