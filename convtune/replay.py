@@ -94,8 +94,17 @@ class Grid:
         if not self.runs:
             raise ConfigError("the grid holds no recorded runs", where="grid")
         self.configurations = {}
+        labelled: dict[ConfigKey, set[str]] = {}
         for run in self.runs:
-            self.configurations.setdefault(self.key(run.knobs), []).append(run)
+            key = self.key(run.knobs)
+            self.configurations.setdefault(key, []).append(run)
+            labelled.setdefault(key, set()).add(json.dumps([run.knobs.get(n) for n in self.labels]))
+        if any(len(v) > 1 for v in labelled.values()):
+            raise ConfigError(
+                f"knobs {', '.join(self.labels)} are not recipe fields and do not follow from those that are",
+                where="grid header: knobs",
+                fix="record every knob that varies under the recipe's names",
+            )
         for runs in self.configurations.values():
             runs.sort(key=lambda r: r.seed)
 
@@ -109,7 +118,20 @@ class Grid:
 
     @property
     def knobs(self) -> dict[str, dict[str, Any]]:
-        return dict(self.header.get("knobs", {}))
+        """The knobs a configuration is told by: the header's, less its labels (see ``labels``)."""
+        return {k: v for k, v in self.header.get("knobs", {}).items() if k not in self.labels}
+
+    @cached_property
+    def labels(self) -> tuple[str, ...]:
+        """Header knobs a recipe does not carry (e.g. an LR level next to the LR it names).
+
+        They only label configurations, so each must follow from the recipe's knobs.
+        """
+        return tuple(
+            name
+            for name in self.header.get("knobs", {})
+            if name not in _RECIPE_FIELDS and not _is_optimizer_or_schedule_param(name)
+        )
 
     def key(self, knobs: Mapping[str, Any]) -> ConfigKey:
         try:
@@ -211,7 +233,7 @@ class Grid:
         for name, info in self.knobs.items():
             if name not in _RECIPE_FIELDS:
                 raise ConfigError(
-                    f"cannot derive a search space over knob {name!r} (not a recipe field)",
+                    f"cannot derive a search space over knob {name!r} (an optimizer or schedule parameter)",
                     where="grid header: knobs",
                     fix="give the spec a space",
                 )
@@ -232,7 +254,9 @@ class Grid:
                     optimizer[choice] = {"peak_lr": _range(values, log)}
                 del space["peak_lr"]
         recipes = [r.recipe for r in self.runs if r.recipe]
-        for name in sorted(set(Recipe.model_fields) - _NOT_FIXED - set(space) - set(self.knobs)):
+        for name in sorted(
+            set(Recipe.model_fields) - _NOT_FIXED - set(space) - set(self.knobs) - set(self.labels)
+        ):
             if name == "horizon_samples":
                 space[name] = int(statistics.median(r.horizon_samples for r in self.runs))
                 continue
@@ -240,6 +264,13 @@ class Grid:
             if seen:
                 space[name] = json.loads(max(set(seen), key=seen.count))
         return space
+
+
+def _is_optimizer_or_schedule_param(name: str) -> bool:
+    from convtune.optim import OPTIMIZERS
+    from convtune.schedules import SCHEDULES
+
+    return any(name in entry.defaults for entry in (*OPTIMIZERS.values(), *SCHEDULES.values()))
 
 
 def _range(values: Sequence[Any], log: bool) -> dict[str, Any]:
