@@ -602,6 +602,8 @@ def replay_study(
         "near_best_stopped_share": len(near_stopped) / len(near) if near else 0.0,
         "pick_ratio": truth[pick] / best if pick is not None and best > 0 else math.inf,
         "stop_probabilities": [t.user_attrs.get("stop_probability") for t in stopped],
+        "stop_reasons": [t.user_attrs.get("reason") for t in stopped],
+        "near_best_stop_reasons": [t.user_attrs.get("reason") for t in near_stopped],
     }
 
 
