@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -99,9 +100,10 @@ class TimeToTargetPruner(BasePruner):
     Unlike rung-based pruners it compares trials by *when they reach the target*, not by
     their values at equal steps, so a slow starter with a fast finish survives.
 
-    With ``field_quantile`` or ``halving_quantile`` set, the older opt-in rules also stop
+    With ``field_quantile`` or ``halving_quantile`` set, the older equal-cost rules also stop
     trials behind the field at equal cost (``behind-the-field`` when also forecast to lose,
-    ``behind-at-equal-cost`` whatever the forecast); they give up the bound above.
+    ``behind-at-equal-cost`` whatever the forecast); they give up the bound above, and convtune's
+    specs no longer use them.
 
     If the trial has a user attr ``"lr_schedule"`` (:meth:`convtune.curves.LRSchedule.to_dict`,
     its LR over the whole planned run, as convtune studies set it), the forecast is
@@ -176,7 +178,7 @@ class TimeToTargetPruner(BasePruner):
         self,
         target: Target | str,
         *,
-        epsilon: float = 0.03,
+        epsilon: float = 0.01,
         n_warmup_reports: int = 2,
         margin: float = 0.0,
         level: float = 0.8,
@@ -220,16 +222,20 @@ class TimeToTargetPruner(BasePruner):
         """The pruner a convtune study spec's ``pruner`` names, with ``overrides`` of its options.
 
         The spec's ``max_cost`` becomes the cap in report steps (samples, or milliseconds of
-        time). ``time_to_target_field`` adds the field rule (quantile 0.2),
-        ``time_to_target_halving`` the equal-cost rule (quantile ⅓).
+        time). ``time_to_target_field`` and ``time_to_target_halving`` are deprecated: they warn
+        and build this default pruner (their equal-cost rules stopped most trials of the
+        near-best configurations on workloads they were not fitted on; docs/benchmarks.md).
         """
+        if spec.pruner in ("time_to_target_field", "time_to_target_halving"):
+            warnings.warn(
+                f"pruner {spec.pruner!r} is deprecated and runs as 'time_to_target': its equal-cost "
+                "rule stopped near-best configurations on held-out workloads (docs/benchmarks.md)",
+                FutureWarning,
+                stacklevel=2,
+            )
         scale = 1 if spec.cost == "samples" else 1000
         max_cost = spec.max_cost * scale if math.isfinite(spec.max_cost) else None
         options: dict[str, Any] = {"max_cost": max_cost}
-        if spec.pruner == "time_to_target_field":
-            options["field_quantile"] = 0.2
-        if spec.pruner == "time_to_target_halving":
-            options["halving_quantile"] = 1 / 3
         options.update(overrides)
         for key in ("n_warmup_reports", "prior_trials", "steady_reports"):
             if key in options:
