@@ -621,9 +621,8 @@ def replay(
     ``grid`` is a grid file or a loaded :class:`Grid`; ``spec`` a :class:`StudySpec` or its dict
     (its target is required; a missing space is derived from the grid's knobs); ``seeds`` a
     count (0…N-1) or the seeds themselves; ``budget`` is in full runs (the grid's planned run).
-    Pruners: a spec's (``none``, ``time_to_target``, ``median``),
-    ``time_to_target:epsilon=0.03``, or Optuna's
-    ``median``, ``sha``, ``hyperband`` judged on the distance to the target. Samplers: ``tpe``,
+    Pruners: a spec's (``none``, ``time_to_target``), ``time_to_target:epsilon=0.03``, or
+    Optuna's ``median``, ``sha``, ``hyperband`` judged on the distance to the target. Samplers: ``tpe``,
     ``random``, ``gp`` as a study builds them, ``optuna-tpe`` with Optuna's defaults.
     """
     loaded = load_grid(grid)
