@@ -27,11 +27,11 @@ from pathlib import Path
 
 import optuna
 
-from convtune.engine import EngineConfig, train
-from convtune.launcher import ElasticExecutor
-from convtune.recipe import Recipe
-from convtune.spec import StudySpec
-from convtune.study import Objective, TrialFailed, create_study, default_threads, make_pruner, make_sampler
+from convtune.config.recipe import Recipe
+from convtune.config.spec import StudySpec
+from convtune.execution.launcher import ElasticExecutor
+from convtune.study import Objective, TrialFailed, create_study, make_pruner, make_sampler
+from convtune.training.engine import EngineConfig, default_threads, train
 from convtune.workloads import build_workload
 
 ROOT = Path(__file__).resolve().parent.parent

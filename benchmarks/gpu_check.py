@@ -22,10 +22,10 @@ import time
 
 import torch
 
-from convtune.engine import EngineConfig, train
-from convtune.launcher import ElasticExecutor, LaunchOptions
-from convtune.recipe import Recipe
-from convtune.spec import StudySpec
+from convtune.config.recipe import Recipe
+from convtune.config.spec import StudySpec
+from convtune.execution.launcher import ElasticExecutor, LaunchOptions
+from convtune.training.engine import EngineConfig, train
 from convtune.workloads import build_workload
 
 CONFIG = EngineConfig(eval_every=2048, cost="samples", max_cost=8192, seed=0)

@@ -25,8 +25,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
-from convtune.engine import EngineConfig, train  # noqa: E402
-from convtune.recipe import Recipe  # noqa: E402
+from convtune.config.recipe import Recipe  # noqa: E402
+from convtune.training.engine import EngineConfig, train  # noqa: E402
 from convtune.workloads.charlm import CharLM  # noqa: E402
 
 MICRO = 32
@@ -86,7 +86,7 @@ class PlainLoop:
 def paired_run(workload: CharLM, segments: int, seg_steps: int) -> list[tuple[float, float]]:
     """(engine seconds, plain seconds) for each segment of ``seg_steps`` steps.
 
-    The engine runs ``convtune.engine.train``; at every evaluation mark (every ``seg_steps``
+    The engine runs ``convtune.training.engine.train``; at every evaluation mark (every ``seg_steps``
     steps; ``evaluate`` is a no-op) its ``on_eval`` first closes the engine's segment, then
     runs the plain loop for the same number of steps, then reopens the clock. The two loops
     alternate every few seconds, so a neighbour's load hits both alike. Segment 0 is warm-up.

@@ -14,9 +14,9 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from convtune.config.spec import StudySpec
 from convtune.export import hf_training_arguments, select_document
-from convtune.plots import learning_curve_figure, study_curves_figure
-from convtune.spec import StudySpec
+from convtune.report.plots import learning_curve_figure, study_curves_figure
 from convtune.study import create_study, open_study, run_study
 
 SPACE = {

@@ -53,6 +53,7 @@ from scipy.stats import spearmanr
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record_curves import DATA, DEFAULT_TARGETS, SCHEDULES, WORKLOADS, load_curves  # noqa: E402
 
+from convtune.config.target import Target  # noqa: E402
 from convtune.curves import (  # noqa: E402
     CurvePrior,
     Forecast,
@@ -62,7 +63,6 @@ from convtune.curves import (  # noqa: E402
     time_to_target,
 )
 from convtune.pruners import TimeToTargetPruner  # noqa: E402
-from convtune.target import Target  # noqa: E402
 
 KNOBS = ("optimizer", "lr_level", "batch", "schedule", "warmup_steps")
 

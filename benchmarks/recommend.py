@@ -54,11 +54,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pruning import Curve, grid_of, load_grid  # noqa: E402
 from record_curves import DATA, DEFAULT_TARGETS, WORKLOADS, load_curves  # noqa: E402
 
+from convtune.config.spec import StudySpec  # noqa: E402
+from convtune.config.target import Target  # noqa: E402
 from convtune.curves import time_to_target  # noqa: E402
 from convtune.scaling import best_confirmed, enqueue_confirmations, recommend  # noqa: E402
-from convtune.spec import StudySpec  # noqa: E402
 from convtune.study import SPEC_ATTR, finished_twin, make_pruner, make_sampler  # noqa: E402
-from convtune.target import Target  # noqa: E402
 
 SEED_DATA = DATA.with_name("curves_seeds.jsonl")
 Grid = dict[tuple[Any, ...], Curve]

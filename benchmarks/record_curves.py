@@ -41,10 +41,10 @@ from typing import Any
 
 import torch
 
-from convtune.engine import EngineConfig, Progress, train
-from convtune.recipe import Recipe
+from convtune.config.recipe import Recipe
+from convtune.config.target import Target
 from convtune.study import schedule_for
-from convtune.target import Target
+from convtune.training.engine import EngineConfig, Progress, train
 from convtune.workloads import build_workload
 
 DATA = Path(__file__).resolve().parent / "data" / "curves.jsonl"

@@ -1,9 +1,12 @@
 """convtune: find the training configuration that reaches a quality target in the least time."""
 
+from convtune import _moved
+from convtune.config.target import Target
 from convtune.errors import ConfigError, ConvtuneError, StorageError, StudyError, WorkloadError
-from convtune.target import Target
 
 __version__ = "0.1.0"
+
+_moved.install()  # old module paths (``convtune.engine``, ...) still import, with a warning
 
 __all__ = [
     "ConfigError",
@@ -20,7 +23,7 @@ __all__ = [
 ]
 
 # Imported on first use: ``import convtune`` stays cheap (the Recipe pulls in torch).
-_LAZY = {"Recipe": "convtune.recipe", "load_recipe": "convtune.recipe"}
+_LAZY = {"Recipe": "convtune.config.recipe", "load_recipe": "convtune.config.recipe"}
 _LAZY.update(recommend="convtune.scaling", Recommendation="convtune.scaling")
 
 

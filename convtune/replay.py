@@ -32,12 +32,22 @@ import numpy as np
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from convtune.config.recipe import Recipe
+from convtune.config.record import (
+    SPEC_ATTR,
+    TRAINED,
+    TrialRecord,
+    TrialStatus,
+    records,
+    set_study_attr,
+    write_trial,
+)
+from convtune.config.spec import StudySpec
+from convtune.config.target import Target
 from convtune.curves import time_to_target
-from convtune.engine import EngineConfig, Progress, RunResult
 from convtune.errors import ConfigError
-from convtune.recipe import Recipe
-from convtune.spec import StudySpec
-from convtune.target import Target
+from convtune.pruners import STOP_PROBABILITY_ATTR
+from convtune.training.engine import EngineConfig, Progress, RunResult
 
 GRID_VERSION = 1
 NEAR_BEST = 0.10
@@ -267,8 +277,8 @@ class Grid:
 
 
 def _is_optimizer_or_schedule_param(name: str) -> bool:
-    from convtune.optim import OPTIMIZERS
-    from convtune.schedules import SCHEDULES
+    from convtune.config.optim import OPTIMIZERS
+    from convtune.config.schedules import SCHEDULES
 
     return any(name in entry.defaults for entry in (*OPTIMIZERS.values(), *SCHEDULES.values()))
 
@@ -432,7 +442,7 @@ def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.prune
     Optuna baseline (``median``, ``sha``, ``hyperband``) judged on the distance to the target.
     """
     from convtune.pruners import TimeToTargetPruner
-    from convtune.study import make_pruner
+    from convtune.study.objective import make_pruner
 
     base, _, options = name.partition(":")
     if base in OPTUNA_PRUNERS:
@@ -458,7 +468,7 @@ def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.prune
 
 def make_replay_sampler(name: str, spec: StudySpec, seed: int) -> optuna.samplers.BaseSampler:
     """``tpe``/``random``/``gp`` as a convtune study builds them; ``optuna-tpe``: Optuna's defaults."""
-    from convtune.study import make_sampler
+    from convtune.study.objective import make_sampler
 
     if name == "optuna-tpe":
         return optuna.samplers.TPESampler(seed=seed)
@@ -517,7 +527,7 @@ def replay_study(
     ``stopped_share`` (of trained trials) and ``near_best_stopped_share`` (of trained trials of
     near-best configurations).
     """
-    from convtune.study import SPEC_ATTR, Objective
+    from convtune.study.objective import Objective
 
     target = spec.target_spec
     full_run = grid.full_run(spec.cost)
@@ -537,7 +547,7 @@ def replay_study(
             sampler=make_replay_sampler(sampler, spec, seed),
             pruner=make_replay_pruner(pruner, spec, n_evals),
         )
-    study.set_user_attr(SPEC_ATTR, spec.to_dict())
+    set_study_attr(study, SPEC_ATTR, spec.to_dict())
     configs: dict[int, ConfigKey] = {}
 
     def tracked(trial: optuna.Trial) -> float:
@@ -545,9 +555,9 @@ def replay_study(
         value = objective(trial)
         if executor.last is not None:
             configs[trial.number] = executor.last[0]
-            trial.set_user_attr("replay_seed", executor.last[1])
+            write_trial(trial, {"replay_seed": executor.last[1]})
         else:  # a duplicate: the configuration its twin trained
-            twin = trial.user_attrs.get("duplicate_of")
+            twin = TrialRecord.of(trial).attrs.get("duplicate_of")
             if twin is not None and twin in configs:
                 configs[trial.number] = configs[twin]
         return value
@@ -564,12 +574,13 @@ def replay_study(
         trial = study._storage.get_trial(
             study._storage.get_trial_id_from_study_id_trial_number(study._study_id, n_trials - 1)
         )
-        attrs = trial.user_attrs
-        if attrs.get("status") not in (None, "duplicate"):
+        record = TrialRecord.of(trial)
+        if record.status in TRAINED:
             spent += (
-                float(attrs.get("samples" if spec.cost == "samples" else "train_seconds") or 0.0) / full_run
+                float(record.attrs.get("samples" if spec.cost == "samples" else "train_seconds") or 0.0)
+                / full_run
             )
-        if attrs.get("status") == "reached" and trial.value is not None:
+        if record.reached and trial.value is not None:
             if measured is None or trial.value < measured[0]:
                 measured = (trial.value, trial.number)
         events.append((spent, measured is not None and configs.get(measured[1]) in near_best))
@@ -579,11 +590,11 @@ def replay_study(
             if not within:
                 break
             cost_to_10 = spent_then
-    trials = study.get_trials(deepcopy=False)
-    trained = [t for t in trials if t.user_attrs.get("status") not in (None, "duplicate")]
-    stopped = [t for t in trained if t.user_attrs.get("status") == "stopped"]
+    trials = records(study)
+    trained = [t for t in trials if t.status in TRAINED]
+    stopped = [t for t in trained if t.status is TrialStatus.STOPPED]
     near = [t for t in trained if configs.get(t.number) in near_best]
-    near_stopped = [t for t in near if t.user_attrs.get("status") == "stopped"]
+    near_stopped = [t for t in near if t.status is TrialStatus.STOPPED]
     pick = configs.get(measured[1]) if measured else None
     return {
         "grid": grid.workload,
@@ -601,9 +612,9 @@ def replay_study(
         "near_best_trials": len(near),
         "near_best_stopped_share": len(near_stopped) / len(near) if near else 0.0,
         "pick_ratio": truth[pick] / best if pick is not None and best > 0 else math.inf,
-        "stop_probabilities": [t.user_attrs.get("stop_probability") for t in stopped],
-        "stop_reasons": [t.user_attrs.get("reason") for t in stopped],
-        "near_best_stop_reasons": [t.user_attrs.get("reason") for t in near_stopped],
+        "stop_probabilities": [t.attrs.get(STOP_PROBABILITY_ATTR) for t in stopped],
+        "stop_reasons": [t.reason for t in stopped],
+        "near_best_stop_reasons": [t.reason for t in near_stopped],
     }
 
 

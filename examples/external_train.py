@@ -1,4 +1,4 @@
-"""A plain-PyTorch DDP training script tuned by convtune through ``convtune.session``.
+"""A plain-PyTorch DDP training script tuned by convtune through ``convtune.execution.session``.
 
 convtune runs it under torchrun with each trial's world size::
 
@@ -28,7 +28,7 @@ from torch import nn
 from torch.nn import functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from convtune import session
+from convtune.execution import session
 
 
 def make_data(seed: int = 0, n: int = 2048) -> tuple[torch.Tensor, torch.Tensor]:

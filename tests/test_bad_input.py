@@ -217,7 +217,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "space.yaml").write_text(yaml.safe_dump(SPACE))
     (root / "s.yaml").write_text(yaml.safe_dump(SPEC))
     url = f"sqlite:///{root / DB}"
-    from convtune.spec import load_spec
+    from convtune.config.spec import load_spec
     from convtune.study import create_study, run_study
 
     create_study("s", load_spec(root / "s.yaml"), url)
@@ -272,7 +272,7 @@ def test_the_table_is_large_enough() -> None:
 def test_passwords_never_reach_tables_or_the_dashboard_command(
     seeded: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from convtune.cli import _print_best, _print_trials
+    from convtune.cli.study import _print_best, _print_trials
     from convtune.storage import redact
     from convtune.study import open_study
 

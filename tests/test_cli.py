@@ -313,19 +313,19 @@ def test_help_explains_commands(capsys: pytest.CaptureFixture[str]) -> None:
 def test_ctrl_c_while_the_summary_prints_exits_130_with_every_trial_stored(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import convtune.cli
+    import convtune.cli.study
 
     assert cli(capsys, "study", "create", "tiny", "--config", "tiny.yaml")[0] == 0
 
     def ctrl_c(*_: object) -> None:  # stands in for a SIGINT that lands while the table prints
         raise KeyboardInterrupt
 
-    print_best = convtune.cli._print_best
-    monkeypatch.setattr(convtune.cli, "_print_best", ctrl_c)
+    print_best = convtune.cli.study._print_best
+    monkeypatch.setattr(convtune.cli.study, "_print_best", ctrl_c)
     code, _, err = cli(capsys, "study", "run", "tiny", "--n-trials", "2")
     assert code == 130
     assert "every trial is stored" in err and "convtune study best tiny" in err
     assert "Traceback" not in err
-    monkeypatch.setattr(convtune.cli, "_print_best", print_best)
+    monkeypatch.setattr(convtune.cli.study, "_print_best", print_best)
     code, out, _ = cli(capsys, "study", "best", "tiny", "--json")
     assert code == 0 and json.loads(out)["n_trials"] == 2

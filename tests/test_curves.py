@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.signal import lfilter
 
+from convtune.config.target import Target
 from convtune.curves import (
     CurvePrior,
     Forecast,
@@ -17,7 +18,6 @@ from convtune.curves import (
     forecast_time_to_target,
     time_to_target,
 )
-from convtune.target import Target
 
 BATCH = 32
 

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from specs import TinyStudy
 
-from convtune.spec import StudySpec
+from convtune.config.spec import StudySpec
+from convtune.report.dashboard import DashboardHooks
 from convtune.study import create_study, open_study, run_study
 
 SPACE = {
@@ -45,18 +47,6 @@ def tiny_spec(**overrides: Any) -> StudySpec:
     return StudySpec.from_dict(data)
 
 
-@pytest.fixture(scope="module")
-def study_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two trials of a tiny digits study (cost: samples); trial 0 is the baseline."""
-    directory = tmp_path_factory.mktemp("dash")
-    url = f"sqlite:///{directory / 'study.db'}"
-    study = create_study("dash", tiny_spec(), url)
-    study.enqueue_trial({"peak_lr": 3.0e-3}, user_attrs={"baseline": True})
-    study.enqueue_trial({"peak_lr": 1.0e-2})
-    run_study("dash", n_trials=2, storage=url)
-    return directory
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -69,13 +59,13 @@ def _get(url: str) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def server(study_dir: Path) -> Any:
-    """``convtune dashboard dash`` on a free loopback port; yields its base URL, then stops it."""
+def server(tiny_study: TinyStudy) -> Any:
+    """``convtune dashboard tiny`` on a free loopback port; yields its base URL, then stops it."""
     port = _free_port()
     exe = shutil.which("convtune", path=str(Path(sys.executable).parent)) or "convtune"
     proc = subprocess.Popen(
-        [exe, "dashboard", "dash", "--storage", f"sqlite:///{study_dir / 'study.db'}", "--port", str(port)],
-        cwd=study_dir,
+        [exe, "dashboard", tiny_study.name, "--storage", tiny_study.url, "--port", str(port)],
+        cwd=tiny_study.directory,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -102,9 +92,9 @@ def server(study_dir: Path) -> Any:
             proc.wait()
 
 
-def test_dashboard_serves_trials_curves_attrs_note_and_plots(server: str, study_dir: Path) -> None:
+def test_dashboard_serves_trials_curves_attrs_note_and_plots(server: str, tiny_study: TinyStudy) -> None:
     studies = json.loads(_get(f"{server}/api/studies"))["study_summaries"]
-    (summary,) = [s for s in studies if s["study_name"] == "dash"]
+    (summary,) = [s for s in studies if s["study_name"] == tiny_study.name]
     study_id = summary["study_id"]
     detail = json.loads(_get(f"{server}/api/studies/{study_id}"))
 
@@ -126,25 +116,25 @@ def test_dashboard_serves_trials_curves_attrs_note_and_plots(server: str, study_
         assert png.startswith(PNG_MAGIC) and len(png) > 2000
 
     note = detail["note"]["body"]
-    assert note.startswith("## dash: fastest to `accuracy>=0.9`")
+    assert note.startswith("## tiny: fastest to `accuracy>=0.9`")
     assert "**Best measured:** trial" in note and "**Baseline:** trial 0" in note and "faster" in note
-    assert "convtune study export dash" in note
+    assert "convtune study export tiny" in note
     # The study attributes describe the spec and the target.
-    study, _ = open_study("dash", f"sqlite:///{study_dir / 'study.db'}")
+    study, _ = open_study(tiny_study.name, tiny_study.url)
     assert study.user_attrs["target"] == "accuracy>=0.9" and study.user_attrs["cost_unit"] == "samples"
 
 
 def test_a_plot_that_fails_only_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import convtune.plots
+    import convtune.report.plots
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("no fonts today")
 
-    monkeypatch.setattr(convtune.plots, "save_learning_curve", broken)
+    monkeypatch.setattr(convtune.report.plots, "save_learning_curve", broken)
     url = f"sqlite:///{tmp_path / 'study.db'}"
     create_study("broken", tiny_spec(max_cost=2048), url)
     with pytest.warns(UserWarning, match="could not upload trial 0's plot: no fonts today"):
-        run_study("broken", n_trials=1, storage=url)
+        run_study("broken", n_trials=1, storage=url, hooks=DashboardHooks)
     study, _ = open_study("broken", url)
     (trial,) = study.get_trials()
     assert trial.state.name == "COMPLETE" and trial.user_attrs["status"]

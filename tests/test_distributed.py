@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from convtune.engine import EngineConfig, train
-from convtune.launcher import ElasticExecutor, LaunchOptions
-from convtune.recipe import Recipe
-from convtune.spec import StudySpec
+from convtune.config.recipe import Recipe
+from convtune.config.spec import StudySpec
+from convtune.execution.launcher import ElasticExecutor, LaunchOptions
+from convtune.training.engine import EngineConfig, train
 from convtune.workloads import build_workload
 
 WORKLOAD = f"{Path(__file__).parent / '_launcher_workloads.py'}:Linear"

@@ -13,8 +13,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from convtune.engine import EngineConfig, Progress, train
-from convtune.recipe import Recipe
+from convtune.config.recipe import Recipe
+from convtune.training.engine import EngineConfig, Progress, train
 from convtune.workloads.digits import Digits
 
 

@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 import torch
 import yaml
+from specs import TinyStudy
 from torch import nn
 
 from convtune import load_recipe
+from convtune.config.recipe import Recipe
 from convtune.errors import ConfigError
 from convtune.export import ExportDocument, export, hf_training_arguments, render
-from convtune.recipe import Recipe
 
 BASE = {"peak_lr": 0.05, "horizon_samples": 12 * 8, "micro_batch_size": 8}  # total_steps = 12
 CASES: dict[str, dict[str, Any]] = {
@@ -259,7 +260,7 @@ def test_python_export_writes_study_strings_as_data_never_code(tmp_path: Path) -
     assert module.SCHEDULE_PARAMS["anneal_strategy"] == evil
     assert module.META["study"] == f"x\n{evil}" and module.META["target"] == evil
     # Only the one data line differs from the shipped template.
-    template = (Path(__file__).parent.parent / "convtune" / "_export_template.py").read_text()
+    template = (Path(__file__).parent.parent / "convtune" / "export" / "_template.py").read_text()
     changed = set(path.read_text().splitlines()) - set(template.splitlines())
     assert len(changed) == 1 and next(iter(changed)).startswith("_DOCUMENT = ")
     with pytest.raises(ValueError):  # an unknown strategy is torch's error at build time, not code
@@ -300,40 +301,6 @@ def test_load_recipe_refuses_a_python_export(tmp_path: Path) -> None:
 
 # ---- from a real study, through the CLI -------------------------------------------------------------
 
-STUDY_SPACE = {
-    "peak_lr": {"choices": [3.0e-3, 1.0e-2]},
-    "warmup_steps": 4,
-    "horizon_samples": 8192,
-    "schedule": "cosine",
-    "micro_batch_size": 32,
-    "optimizer": "adamw",
-}
-
-
-@pytest.fixture(scope="module")
-def study_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A tiny digits study: trial 0 (faster LR) and trial 1, enqueued as a confirmed re-run."""
-    from convtune.spec import StudySpec
-    from convtune.study import create_study, run_study
-
-    url = f"sqlite:///{tmp_path_factory.mktemp('export') / 'study.db'}"
-    spec = StudySpec.from_dict(
-        {
-            "workload": "digits",
-            "space": STUDY_SPACE,
-            "target": "accuracy>=0.9",
-            "cost": "samples",
-            "max_cost": 8192,
-            "eval_every": {"samples": 1024},
-            "pruner": "none",
-        }
-    )
-    study = create_study("exp", spec, url)
-    study.enqueue_trial({"peak_lr": 1.0e-2})
-    study.enqueue_trial({"peak_lr": 3.0e-3}, user_attrs={"confirmed": True})
-    run_study("exp", n_trials=2, storage=url)
-    return url
-
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     from convtune.cli import main
@@ -351,17 +318,24 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_cli_exports_the_confirmed_best_and_its_lr_matches_the_trials_record(
-    study_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_study: TinyStudy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from convtune.study import open_study
 
-    study, _ = open_study("exp", study_url)
+    study, _ = open_study(tiny_study.name, tiny_study.url)
     trials = study.get_trials()
     assert all(t.user_attrs["status"] == "reached" for t in trials), [t.user_attrs for t in trials]
     confirmed = trials[1]
 
     code, out, err = cli(
-        capsys, "study", "export", "exp", "--storage", study_url, "-o", str(tmp_path / "b.yaml")
+        capsys,
+        "study",
+        "export",
+        tiny_study.name,
+        "--storage",
+        tiny_study.url,
+        "-o",
+        str(tmp_path / "b.yaml"),
     )
     assert code == 0, err
     data = yaml.safe_load((tmp_path / "b.yaml").read_text())
@@ -372,7 +346,7 @@ def test_cli_exports_the_confirmed_best_and_its_lr_matches_the_trials_record(
     for trial in trials:
         path = tmp_path / f"trial{trial.number}.py"
         code, _, err = cli(
-            capsys, "study", "export", "exp", "--storage", study_url, "--trial", str(trial.number),
+            capsys, "study", "export", tiny_study.name, "--storage", tiny_study.url, "--trial", str(trial.number),
             "--format", "python", "-o", str(path),
         )  # fmt: skip
         assert code == 0, err
@@ -391,7 +365,7 @@ def test_cli_exports_the_confirmed_best_and_its_lr_matches_the_trials_record(
 
 
 def test_cli_export_errors_are_one_line(
-    study_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_study: TinyStudy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_file = str(tmp_path / "x.yaml")
     for args, fragment in (
@@ -399,18 +373,30 @@ def test_cli_export_errors_are_one_line(
         (["--trial", "99"], "no trial 99"),
         (["--trial", "0", "--predicted"], "not both"),
     ):
-        code, _, err = cli(capsys, "study", "export", "exp", "--storage", study_url, "-o", out_file, *args)
+        code, _, err = cli(
+            capsys, "study", "export", tiny_study.name, "--storage", tiny_study.url, "-o", out_file, *args
+        )
         assert code == 2 and fragment in err and err.count("\n") == 1, err
-    code, _, err = cli(capsys, "study", "export", "nope", "--storage", study_url, "-o", out_file)
+    code, _, err = cli(capsys, "study", "export", "nope", "--storage", tiny_study.url, "-o", out_file)
     assert code == 2 and "no study named 'nope'" in err
 
 
 def test_cli_exports_the_prediction_or_says_there_is_none(
-    study_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_study: TinyStudy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "pred.json"
     code, _, err = cli(
-        capsys, "study", "export", "exp", "--storage", study_url, "--predicted", "-o", str(path), "-f", "json"
+        capsys,
+        "study",
+        "export",
+        tiny_study.name,
+        "--storage",
+        tiny_study.url,
+        "--predicted",
+        "-o",
+        str(path),
+        "-f",
+        "json",
     )
     if code == 0:
         data = json.loads(path.read_text())

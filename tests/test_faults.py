@@ -25,10 +25,11 @@ import yaml
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.trial import TrialState
 
-from convtune.spec import StudySpec
+from convtune.config.spec import StudySpec
 from convtune.storage import open_storage
+from convtune.storage.leases import WORKER_ATTR
 from convtune.study import create_study, open_study, run_study
-from convtune.workers import WORKER_ATTR, run_workers
+from convtune.study.workers import run_workers
 
 SPACE = {
     "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
@@ -529,8 +530,8 @@ class _Preempted(Exception):
 def test_a_preempted_run_resumes_from_its_checkpoint_with_the_same_curve(
     precision: str, tmp_path: Path
 ) -> None:
-    from convtune.engine import EngineConfig, train
-    from convtune.recipe import Recipe
+    from convtune.config.recipe import Recipe
+    from convtune.training.engine import EngineConfig, train
     from convtune.workloads import build_workload
 
     recipe = Recipe.from_dict(

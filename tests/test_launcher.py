@@ -18,12 +18,12 @@ import pytest
 from optuna.trial import TrialState
 from services import free_port_pair
 
-from convtune.engine import EngineConfig
-from convtune.launcher import ElasticExecutor, LaunchOptions
-from convtune.recipe import Recipe
-from convtune.spec import StudySpec
+from convtune.config.recipe import Recipe
+from convtune.config.spec import StudySpec
+from convtune.execution.launcher import ElasticExecutor, LaunchOptions
 from convtune.storage import open_storage
 from convtune.study import create_study, run_study
+from convtune.training.engine import EngineConfig
 
 WORKLOAD = f"{Path(__file__).parent / '_launcher_workloads.py'}:Linear"
 RECIPE = Recipe(

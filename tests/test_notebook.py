@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from test_dashboard import SPACE  # the same tiny study
 
-from convtune.spec import StudySpec
+from convtune.config.spec import StudySpec
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "analyze_study.ipynb"
 
@@ -25,6 +25,7 @@ def test_notebook_in_git_has_no_outputs() -> None:
 def test_notebook_runs_on_a_small_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nbclient import NotebookClient
 
+    from convtune.report.dashboard import DashboardHooks
     from convtune.study import create_study, run_study
 
     url = f"sqlite:///{tmp_path / 'study.db'}"
@@ -42,7 +43,7 @@ def test_notebook_runs_on_a_small_study(tmp_path: Path, monkeypatch: pytest.Monk
     study = create_study("nb", spec, url)
     study.enqueue_trial({"peak_lr": 3.0e-3}, user_attrs={"baseline": True})
     study.enqueue_trial({"peak_lr": 1.0e-2})
-    run_study("nb", n_trials=2, storage=url)
+    run_study("nb", n_trials=2, storage=url, hooks=DashboardHooks)
 
     out = tmp_path / "out"
     monkeypatch.setenv("CONVTUNE_STUDY", "nb")

@@ -11,10 +11,10 @@ import math
 import pytest
 import torch
 
-from convtune.engine import EngineConfig, train
-from convtune.probes import lr_range_test, narrow_batch, narrow_lr, noise_scale
-from convtune.recipe import Recipe
-from convtune.target import Target
+from convtune.config.recipe import Recipe
+from convtune.config.target import Target
+from convtune.training.engine import EngineConfig, train
+from convtune.training.probes import lr_range_test, narrow_batch, narrow_lr, noise_scale
 from convtune.workloads import build_workload
 
 TARGET = Target.parse("accuracy>=0.93")
@@ -68,7 +68,7 @@ def test_noise_scale_is_deterministic_for_a_seed(digits) -> None:  # type: ignor
 
 
 def test_narrowed_spaces_stay_valid() -> None:
-    from convtune.space import SearchSpace
+    from convtune.config.space import SearchSpace
 
     raw = {
         "peak_lr": {"low": 1e-4, "high": 1e-1, "log": True},
@@ -91,7 +91,7 @@ def test_narrowed_spaces_stay_valid() -> None:
 
 
 def test_narrowing_the_lr_of_an_optimizer_with_its_own_range_leaves_the_others() -> None:
-    from convtune.space import SearchSpace
+    from convtune.config.space import SearchSpace
 
     raw = {
         "peak_lr": {"low": 1e-4, "high": 1e-1, "log": True},

@@ -484,7 +484,7 @@ def test_convtune_spec_keys_of_the_equal_cost_rules_are_deprecated_and_run_the_d
     # The field and halving rules stopped most trials of the near-best configurations on
     # held-out corpus workloads (docs/benchmarks.md), so their spec keys now warn and run the
     # default pruner: a near miss is not stopped behind the field, nor at its first report.
-    from convtune.spec import StudySpec
+    from convtune.config.spec import StudySpec
     from convtune.study import make_pruner
 
     study = run(TimeToTargetPruner(TARGET), [{"speed": s, "floor": 1.5} for s in (0.01, 0.008, 0.006)])

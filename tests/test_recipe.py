@@ -7,8 +7,8 @@ import torch
 import yaml
 from torch import nn
 
+from convtune.config.recipe import Recipe, load_recipe
 from convtune.errors import ConfigError
-from convtune.recipe import Recipe, load_recipe
 
 BASE = {"peak_lr": 1e-3, "horizon_samples": 6400, "micro_batch_size": 16}
 

@@ -9,11 +9,11 @@ import optuna
 import pytest
 
 from convtune.cli import main
-from convtune.engine import EngineConfig, Progress
+from convtune.config.recipe import Recipe
+from convtune.config.target import Target
 from convtune.errors import ConfigError
-from convtune.recipe import Recipe
 from convtune.replay import ReplayExecutor, load_grid, replay, replay_spec, summarize
-from convtune.target import Target
+from convtune.training.engine import EngineConfig, Progress
 
 GRID = Path(__file__).parent / "data" / "tiny_grid.jsonl"
 TARGET = "val_error<=0.2"

@@ -16,8 +16,10 @@ import optuna
 import pytest
 
 import convtune
+from convtune.config.recipe import Recipe
+from convtune.config.spec import StudySpec
 from convtune.export import select_document
-from convtune.recipe import Recipe
+from convtune.report.best import best_report
 from convtune.scaling import (
     CriticalBatchFit,
     ScalingModel,
@@ -26,8 +28,7 @@ from convtune.scaling import (
     TrialPoint,
     params_key,
 )
-from convtune.spec import StudySpec
-from convtune.study import SPEC_ATTR, best_report
+from convtune.study import SPEC_ATTR
 
 # The truth every synthetic study samples: steps S(B, lr) by McCandlish with a square-root LR
 # rule, and a step time in which accumulation multiplies compute but not the per-step overhead.
@@ -325,7 +326,7 @@ def test_params_key_is_stable_under_float_noise() -> None:
 
 
 def test_plots_are_valid_pngs(tmp_path: Path) -> None:
-    from convtune.scaling_plots import write_plots
+    from convtune.report.scaling_plots import write_plots
 
     s = spec()
     study = synthetic_study(s, [1e-3, 4e-3, 1.6e-2])

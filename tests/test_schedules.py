@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from convtune.recipe import Recipe
+from convtune.config.recipe import Recipe
 
 
 def make(schedule: str, *, total_steps: int = 100, warmup: int = 0, peak: float = 1.0, **params) -> Recipe:

@@ -1,4 +1,4 @@
-"""Tuning the user's own script: ``workload: {script: …}`` / ``{command: […]}`` with ``convtune.session``.
+"""Tuning the user's own script: ``workload: {script: …}`` / ``{command: […]}`` with ``convtune.execution.session``.
 
 End to end with two gloo ranks and ``examples/external_train.py``: records reach the worker, a
 stop decision ends every rank at the same report, errors fail the trial with the script's own
@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from services import free_port_pair
 
-from convtune import session
-from convtune.engine import EngineConfig
+from convtune.config.recipe import Recipe
+from convtune.config.spec import StudySpec
 from convtune.errors import ConfigError
-from convtune.launcher import ElasticExecutor, LaunchOptions, MultiNodeCommand, RankFailed
-from convtune.recipe import Recipe
-from convtune.spec import StudySpec
+from convtune.execution import session
+from convtune.execution.launcher import ElasticExecutor, LaunchOptions, MultiNodeCommand, RankFailed
 from convtune.study import create_study
+from convtune.training.engine import EngineConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = "examples/external_train.py"

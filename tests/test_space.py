@@ -10,9 +10,9 @@ import pytest
 import torch
 import yaml
 
+from convtune.config.recipe import Recipe, load_recipe
+from convtune.config.space import SearchSpace, load_space
 from convtune.errors import ConfigError
-from convtune.recipe import Recipe, load_recipe
-from convtune.space import SearchSpace, load_space
 
 SPACES_DIR = Path(__file__).resolve().parents[1] / "search_spaces"
 SHIPPED = ("default", "transformer", "large_batch")

@@ -12,8 +12,10 @@ from optuna.trial import TrialState
 from services import postgres_url
 from specs import digits_spec
 
-from convtune.spec import StudySpec, load_spec
-from convtune.study import Objective, create_study, measured_best, open_study, penalty, run_study
+from convtune.config.spec import StudySpec, load_spec
+from convtune.errors import ConfigError
+from convtune.report.best import measured_best
+from convtune.study import Objective, create_study, open_study, penalty, run_study
 
 SPACE = {
     "peak_lr": {"choices": [1.0e-4, 3.0e-4, 1.0e-3, 3.0e-3, 1.0e-2, 3.0e-2, 1.0e5]},
@@ -197,3 +199,21 @@ def test_the_deprecated_halving_pruner_warns_and_no_longer_stops_at_the_first_ev
     assert fast.user_attrs["status"] == "reached", fast.user_attrs.get("reason")
     assert slow.user_attrs.get("reason") != "pruned: behind-at-equal-cost"
     assert len(slow.intermediate_values) > 1
+
+
+@pytest.mark.parametrize(
+    ("arguments", "word"),
+    [
+        ({"executor": "inprocss"}, "executor"),
+        ({"n_trials": 0}, "--n-trials"),
+        ({"timeout": -1.0}, "--timeout"),
+        ({"world_size": 0}, "--world-size"),
+        ({"local_workers": 0}, "local_workers"),
+    ],
+)
+def test_run_study_rejects_bad_arguments_before_it_opens_the_study(
+    tmp_path: Path, arguments: dict[str, object], word: str
+) -> None:
+    """A library caller gets the CLI's checks: a typo in ``executor`` is an error, not ``auto``."""
+    with pytest.raises(ConfigError, match=word):
+        run_study("no-such-study", storage=f"sqlite:///{tmp_path}/s.db", **arguments)  # type: ignore[arg-type]

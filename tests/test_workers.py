@@ -14,20 +14,12 @@ from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import TrialState
 from specs import digits_spec
 
+from convtune.config.spec import StudySpec
 from convtune.errors import ConfigError, StorageError
-from convtune.spec import StudySpec
 from convtune.storage import open_storage
+from convtune.storage.leases import LEASE_ATTR, WORKER_ATTR, Lease, sweep_stale
 from convtune.study import create_study, open_study, run_study
-from convtune.workers import (
-    LEASE_ATTR,
-    WORKER_ATTR,
-    Lease,
-    check_workers,
-    plan_slices,
-    run_workers,
-    sweep_stale,
-    worker_seed,
-)
+from convtune.study.workers import check_workers, plan_slices, run_workers, worker_seed
 
 SPACE = {
     "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
@@ -198,7 +190,7 @@ def test_eight_workers_on_postgres_lose_and_duplicate_nothing() -> None:
 
 
 def test_wallclock_studies_warn_when_workers_share_cores() -> None:
-    from convtune.workers import contention_warning
+    from convtune.study.workers import contention_warning
 
     cpu = plan_slices(2, 1, gpus=[], cpus=[0, 1, 2, 3])
     gpu = plan_slices(2, 1, gpus=["0", "1"], cpus=[0, 1, 2, 3])

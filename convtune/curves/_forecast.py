@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from convtune.config.target import Target
 from convtune.curves._measure import as_target, time_to_target
 from convtune.curves._models import (
     Basis,
@@ -23,7 +24,6 @@ from convtune.curves._models import (
 )
 from convtune.curves._prior import CurvePrior
 from convtune.curves._schedule import LRSchedule
-from convtune.target import Target
 
 _N_DRAWS = 200
 _SEED = 20240601

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from convtune.target import Target
+from convtune.config.target import Target
 
 
 def as_target(target: Target | str) -> Target:

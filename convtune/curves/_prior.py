@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from convtune.config.target import Target
 from convtune.curves._measure import as_target
 from convtune.curves._models import PriorTerms, annealing_basis, blind_basis, fit_power, noise_scale
 from convtune.curves._schedule import LRSchedule
-from convtune.target import Target
 
 _PARAMS = ("L0", "log_A", "alpha", "C")
 # Floors on the prior's spread: trials differ (batch size, peak LR), so even identical fits

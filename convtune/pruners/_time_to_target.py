@@ -11,6 +11,7 @@ from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial, TrialState
 from scipy.stats import norm
 
+from convtune.config.target import Target
 from convtune.curves import (
     CurveFit,
     CurvePrior,
@@ -20,7 +21,6 @@ from convtune.curves import (
     forecast_time_to_target,
     time_to_target,
 )
-from convtune.target import Target
 
 if TYPE_CHECKING:
     import optuna

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from convtune.recipe import Recipe
-from convtune.study import schedule_for
+from convtune.config.recipe import Recipe
+from convtune.study.objective import schedule_for
 
 BEST_LR = {"adamw": 3e-3, "sgd": 1e-2}
 EVERY, HORIZON, BATCH = 512, 6144, 32

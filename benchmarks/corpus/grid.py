@@ -1,0 +1,249 @@
+"""What the corpus records: per workload the metric, the planned run and the grid of knobs.
+
+Every workload is trained over ``optimizer × LR level × schedule`` (× micro-batch size where
+``batch_product``; otherwise each point gets one micro-batch size, assigned so every size is
+used equally often), with a warm-up length assigned the same balanced way, and a random quarter
+of the points again with training seed 1 (and a twelfth with seed 2). LR levels are a fixed
+set of factors around a per-optimizer centre (a usable LR for that workload), from 30× too low
+(runs that crawl) to 10× too high (runs that are noisy or diverge). The list is shuffled with a
+fixed seed, so any prefix of it is a balanced subset.
+
+Example:
+    >>> points = planned_runs("moons_accuracy")
+    >>> sorted(points[0])
+    ['knobs', 'seed']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from convtune.config.recipe import Recipe
+from convtune.training.engine import EngineConfig
+
+from . import workloads as wl
+from .schedules import register_corpus_schedules
+
+register_corpus_schedules()
+
+SCHEDULES = ("cosine", "linear", "constant", "cyclic", "onecycle", "wsd", "step", "inverse_sqrt")
+LR_FACTORS = (1 / 30, 1 / 10, 1 / 3, 1.0, 3.0, 10.0)
+# How far each optimizer's usable LR sits from AdamW's (SGD with momentum 0.9 wants ~10-30×,
+# Lion ~5× less, LAMB's trust ratio ~3× more).
+OPTIMIZER_LR_SCALE = {"adamw": 1.0, "sgd": 20.0, "lion": 0.2, "lamb": 3.0}
+SEED_REPEATS = {1: 0.25, 2: 1 / 12}
+
+
+@dataclass(frozen=True)
+class CorpusWorkload:
+    """One corpus workload: how to build it, what it reports, and the grid it is recorded over."""
+
+    name: str
+    factory: type
+    kind: str
+    metric: str
+    direction: str  # "minimize" | "maximize"
+    metric_bounds: tuple[float | None, float | None]
+    horizon_samples: int
+    eval_every_samples: int
+    adamw_lr: float
+    optimizers: tuple[str, ...]
+    micro_batch_sizes: tuple[int, ...]
+    warmup_steps: tuple[int, ...]
+    batch_product: bool = False
+    description: str = ""
+
+    def lr(self, optimizer: str, level: int) -> float:
+        return float(f"{self.adamw_lr * OPTIMIZER_LR_SCALE[optimizer] * LR_FACTORS[level]:.3g}")
+
+
+_ALL = (
+    CorpusWorkload(
+        "logreg_digits", wl.LogRegDigits, "logistic regression, image classification", "val_error",
+        "minimize", (0.0, 1.0), 12288, 512, 0.01, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        batch_product=True,
+        description="multinomial logistic regression on sklearn load_digits (1437 train / 360 val)",
+    ),
+    CorpusWorkload(
+        "mlp_wine_narrow", wl.MLPWineNarrow, "narrow MLP classification, tiny data", "val_loss",
+        "minimize", (0.0, None), 6144, 256, 0.01, ("adamw", "sgd", "lamb"), (8, 32), (0, 40),
+        batch_product=True,
+        description="MLP 13-16-16-3 on sklearn load_wine, standardised (124 train / 54 val); val cross-entropy",
+    ),
+    CorpusWorkload(
+        "mlp_synth_wide", wl.MLPSyntheticWide, "wide MLP classification that overfits", "val_loss",
+        "minimize", (0.0, None), 16384, 512, 1e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 30-256-256-256-4 on make_classification (1050 train / 450 val); val cross-entropy",
+    ),
+    CorpusWorkload(
+        "noisy_labels", wl.NoisyLabels, "classification with 30% label noise", "val_error",
+        "minimize", (0.0, 1.0), 16384, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 128), (0, 30),
+        batch_product=True,
+        description="MLP 20-64-64-2 on make_classification flip_y=0.3 (2100 train / 900 val)",
+    ),
+    CorpusWorkload(
+        "moons_accuracy", wl.MoonsAccuracy, "small MLP, saturating accuracy", "accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 0.01, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        batch_product=True,
+        description="MLP 2-32-32-2 on make_moons noise=0.25 (1400 train / 600 val)",
+    ),
+    CorpusWorkload(
+        "cnn_digits", wl.CNNDigits, "small CNN, image classification", "accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="conv3x3(16)-conv3x3(32)-maxpool-linear on 8x8 sklearn load_digits (1437 / 360)",
+    ),
+    CorpusWorkload(
+        "friedman_mse", wl.FriedmanMSE, "MLP regression, MSE", "val_mse",
+        "minimize", (0.0, None), 16384, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 40),
+        batch_product=True,
+        description="MLP 10-64-64-1 on make_friedman1 noise=1 (1400 train / 600 val); val MSE (noise floor 1)",
+    ),
+    CorpusWorkload(
+        "regression_r2", wl.RegressionR2, "MLP regression, R² saturating near 1", "val_r2",
+        "maximize", (None, 1.0), 8192, 256, 3e-3, ("adamw", "sgd", "lion"), (16, 64), (0, 20),
+        batch_product=True,
+        description="MLP 15-32-1 on make_regression noise=10, targets scaled to unit std (1400 / 600); val R²",
+    ),
+    CorpusWorkload(
+        "autoencoder_digits", wl.AutoencoderDigits, "autoencoder, reconstruction MSE", "val_mse",
+        "minimize", (0.0, None), 16384, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 40),
+        batch_product=True,
+        description="autoencoder 64-32-8-32-64 (sigmoid out) on sklearn load_digits pixels in [0,1]; val MSE",
+    ),
+    CorpusWorkload(
+        "gru_charlm", wl.GRUCharLM, "GRU byte-level language model", "val_loss",
+        "minimize", (0.0, None), 4096, 256, 1e-2, ("adamw", "sgd", "lion"), (16, 32), (0, 20),
+        description="1-layer GRU width 64, context 32, on stdlib email/*.py + json/decoder.py "
+        "(120 kB); val nats/byte on 48 held-out windows",
+    ),
+    CorpusWorkload(
+        "transformer_charlm", wl.TransformerCharLM, "transformer byte-level language model", "val_loss",
+        "minimize", (0.0, None), 4096, 256, 3e-3, ("adamw", "sgd", "lamb"), (16, 32), (0, 20),
+        description="2-layer pre-norm causal transformer width 48, 4 heads, context 32, on stdlib "
+        "http/client.py + urllib/parse.py + unittest/case.py (120 kB); val nats/byte",
+    ),
+)  # fmt: skip
+CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {w.name: w for w in _ALL}
+
+
+def _stable_seed(text: str) -> int:
+    return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
+
+
+def planned_runs(name: str) -> list[dict[str, Any]]:
+    """The workload's runs (``{"knobs": ..., "seed": ...}``) in the fixed recording order."""
+    w = CORPUS_WORKLOADS[name]
+    rng = random.Random(_stable_seed(name))
+    base = list(itertools.product(w.optimizers, range(len(LR_FACTORS)), SCHEDULES))
+    batches: list[tuple[Any, ...]]
+    if w.batch_product:
+        batches = [b + (mb,) for b in base for mb in w.micro_batch_sizes]
+    else:
+        rng.shuffle(base)
+        batches = [b + (w.micro_batch_sizes[i % len(w.micro_batch_sizes)],) for i, b in enumerate(base)]
+    rng.shuffle(batches)
+    points = []
+    warm = 0
+    for optimizer, level, schedule, mb in batches:
+        warmup = 0
+        if schedule != "onecycle":  # one-cycle has its own warm-up phase
+            warmup = w.warmup_steps[warm % len(w.warmup_steps)]
+            warm += 1
+        knobs = {
+            "optimizer": optimizer,
+            "lr_level": level,
+            "peak_lr": w.lr(optimizer, level),
+            "micro_batch_size": mb,
+            "schedule": schedule,
+            "warmup_steps": warmup,
+        }
+        points.append(knobs)
+    runs = [{"knobs": k, "seed": 0} for k in points]
+    for seed, share in SEED_REPEATS.items():
+        chosen = rng.sample(points, round(share * len(points)))
+        runs += [{"knobs": k, "seed": seed} for k in chosen]
+    rng.shuffle(runs)
+    return runs
+
+
+def recipe_for(name: str, knobs: dict[str, Any]) -> Recipe:
+    """The convtune Recipe of one grid point (the planned run is the workload's horizon)."""
+    w = CORPUS_WORKLOADS[name]
+    params: dict[str, Any] = {}
+    if knobs["schedule"] == "cyclic":
+        # Two full triangles over the run, ending at the base LR.
+        total_steps = math.ceil(w.horizon_samples / knobs["micro_batch_size"])
+        params = {"base_lr_ratio": 0.1, "half_period_steps": max(1, total_steps // 4), "mode": "triangular"}
+    return Recipe(
+        peak_lr=knobs["peak_lr"],
+        warmup_steps=knobs["warmup_steps"],
+        horizon_samples=w.horizon_samples,
+        schedule=knobs["schedule"],
+        schedule_params=params,
+        micro_batch_size=knobs["micro_batch_size"],
+        optimizer=knobs["optimizer"],
+    )
+
+
+def engine_config(name: str, seed: int) -> EngineConfig:
+    """Engine settings: cost in samples, one thread, the full planned run."""
+    w = CORPUS_WORKLOADS[name]
+    return EngineConfig(
+        eval_every=w.eval_every_samples, cost="samples", max_cost=w.horizon_samples, threads=1, seed=seed
+    )
+
+
+def run_key(name: str, knobs: dict[str, Any], seed: int) -> str:
+    """The run's identity: a hash of workload, knobs, seed and the planned run's sizes."""
+    w = CORPUS_WORKLOADS[name]
+    blob = json.dumps(
+        {
+            "workload": name,
+            "knobs": knobs,
+            "seed": seed,
+            "horizon_samples": w.horizon_samples,
+            "eval_every_samples": w.eval_every_samples,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def header(name: str) -> dict[str, Any]:
+    """The grid file's first line (convtune grid v1)."""
+    w = CORPUS_WORKLOADS[name]
+    return {
+        "convtune_grid": 1,
+        "workload": name,
+        "kind": w.kind,
+        "metric": w.metric,
+        "direction": w.direction,
+        "metric_bounds": list(w.metric_bounds),
+        "knobs": {
+            "optimizer": {"type": "categorical", "choices": list(w.optimizers)},
+            "peak_lr": {"type": "float", "log": True},
+            "lr_level": {"type": "int", "choices": list(range(len(LR_FACTORS)))},
+            "micro_batch_size": {"type": "int", "choices": list(w.micro_batch_sizes)},
+            "schedule": {"type": "categorical", "choices": list(SCHEDULES)},
+            "warmup_steps": {"type": "int", "choices": sorted({0, *w.warmup_steps})},
+        },
+        "snap": "nearest",
+        "horizon_samples": w.horizon_samples,
+        "eval_every_samples": w.eval_every_samples,
+        "planned_runs": len(planned_runs(name)),
+        "description": (
+            f"{w.description}. Recorded with convtune.training.engine.train (cost samples, 1 thread, full "
+            "planned run, stopped only on divergence). lr_level indexes LR factors "
+            f"{[round(f, 4) for f in LR_FACTORS]} × a per-optimizer centre. Curve 'seconds' is "
+            "the engine's training wall clock and 'cpu_seconds' this process's CPU time, both "
+            "without evaluation and setup; 'lr' is the LR of the last step before the evaluation "
+            "(= schedule at 'samples'). Schedules wsd/step/inverse_sqrt are registered by "
+            "benchmarks/corpus/schedules.py."
+        ),
+    }

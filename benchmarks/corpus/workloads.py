@@ -1,0 +1,373 @@
+"""The corpus workloads: convtune ``Workload``s that differ in kind, all on local data.
+
+Data come only from scikit-learn's bundled datasets (``load_*``, never ``fetch_*``), its
+generators (``make_*``) with fixed seeds, or the Python standard library's own source text, so
+nothing is downloaded and every machine with the same library versions builds the same data.
+Each ``evaluate`` returns the workload's metric under ``metric`` (see ``CORPUS_WORKLOADS`` in
+``grid.py`` for its direction and bounds).
+
+Example:
+    >>> wl = MoonsAccuracy()
+    >>> model = wl.build_model()
+    >>> 0.0 <= wl.evaluate(model)["accuracy"] <= 1.0
+    True
+"""
+
+from __future__ import annotations
+
+import sysconfig
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+Batch = tuple[torch.Tensor, torch.Tensor]
+
+
+def _split(x: np.ndarray, y: np.ndarray, val_fraction: float, stratify: bool) -> tuple[Any, ...]:
+    from sklearn.model_selection import train_test_split
+
+    x_train, x_val, y_train, y_val = train_test_split(
+        x, y, test_size=val_fraction, random_state=0, stratify=y if stratify else None
+    )
+    return x_train, y_train, x_val, y_val
+
+
+def _standardise(train: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(train)
+    return scaler.transform(train), scaler.transform(val)
+
+
+def _mlp(inputs: int, widths: list[int], outputs: int) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for width in widths:
+        layers += [nn.Linear(inputs, width), nn.ReLU()]
+        inputs = width
+    layers.append(nn.Linear(inputs, outputs))
+    return nn.Sequential(*layers)
+
+
+class _Tabular:
+    """Shared plumbing: tensors, sampling with replacement, and the model's device."""
+
+    metric = ""
+
+    def __init__(self, x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray, y_val: np.ndarray):
+        label_dtype = torch.long if np.issubdtype(y_train.dtype, np.integer) else torch.float32
+        self.x_train = torch.tensor(x_train, dtype=torch.float32)
+        self.y_train = torch.tensor(y_train, dtype=label_dtype)
+        self.x_val = torch.tensor(x_val, dtype=torch.float32)
+        self.y_val = torch.tensor(y_val, dtype=label_dtype)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        count = len(self.x_train)
+        while True:
+            index = torch.randint(0, count, (micro_batch_size,), generator=generator)
+            yield self.x_train[index], self.y_train[index]
+
+
+class _Classifier(_Tabular):
+    """Cross-entropy training; ``evaluate`` gives val_error, accuracy and val_loss."""
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, labels = batch
+        return F.cross_entropy(model(inputs), labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        logits = model(self.x_val).float()
+        accuracy = (logits.argmax(-1) == self.y_val).float().mean().item()
+        return {
+            "accuracy": accuracy,
+            "val_error": 1.0 - accuracy,
+            "val_loss": F.cross_entropy(logits, self.y_val).item(),
+        }
+
+
+class _Regressor(_Tabular):
+    """MSE training; ``evaluate`` gives val_mse and val_r2 (1 − MSE / variance of the targets)."""
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return F.mse_loss(model(inputs).squeeze(-1), targets)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        mse = F.mse_loss(model(self.x_val).squeeze(-1).float(), self.y_val).item()
+        return {"val_mse": mse, "val_r2": 1.0 - mse / self.y_val.var(unbiased=False).item()}
+
+
+class LogRegDigits(_Classifier):
+    """Multinomial logistic regression (one linear layer) on sklearn's 8×8 digits."""
+
+    metric = "val_error"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_digits
+
+        x, y = load_digits(return_X_y=True)
+        super().__init__(*_split(x / 16.0, y, 0.2, True))
+
+    def build_model(self) -> nn.Module:
+        return nn.Linear(64, 10)
+
+
+class MLPWineNarrow(_Classifier):
+    """A narrow MLP (2 × 16) on sklearn's wine (178 samples, 13 standardised features)."""
+
+    metric = "val_loss"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_wine
+
+        x, y = load_wine(return_X_y=True)
+        x_train, y_train, x_val, y_val = _split(x, y, 0.3, True)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(13, [16, 16], 3)
+
+
+class MLPSyntheticWide(_Classifier):
+    """A wide MLP (3 × 256) on a 4-class generated problem small enough to overfit."""
+
+    metric = "val_loss"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_classification
+
+        x, y = make_classification(
+            n_samples=1500, n_features=30, n_informative=12, n_redundant=6, n_classes=4,
+            n_clusters_per_class=2, class_sep=1.0, random_state=1,
+        )  # fmt: skip
+        super().__init__(*_split(x.astype(np.float32), y, 0.3, True))
+
+    def build_model(self) -> nn.Module:
+        return _mlp(30, [256, 256, 256], 4)
+
+
+class NoisyLabels(_Classifier):
+    """An MLP (2 × 64) on a binary problem where 30% of labels (train and val) are random."""
+
+    metric = "val_error"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_classification
+
+        x, y = make_classification(
+            n_samples=3000, n_features=20, n_informative=8, n_redundant=4, flip_y=0.3,
+            class_sep=1.5, random_state=2,
+        )  # fmt: skip
+        super().__init__(*_split(x.astype(np.float32), y, 0.3, False))
+
+    def build_model(self) -> nn.Module:
+        return _mlp(20, [64, 64], 2)
+
+
+class MoonsAccuracy(_Classifier):
+    """A small MLP (2 × 32) on two noisy interleaved half-moons; accuracy saturates near 0.95."""
+
+    metric = "accuracy"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_moons
+
+        x, y = make_moons(n_samples=2000, noise=0.25, random_state=3)
+        super().__init__(*_split(x.astype(np.float32), y, 0.3, False))
+
+    def build_model(self) -> nn.Module:
+        return _mlp(2, [32, 32], 2)
+
+
+class CNNDigits(_Classifier):
+    """A small CNN (two 3×3 convolutions, max-pool, linear) on 8×8 digits."""
+
+    metric = "accuracy"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_digits
+
+        x, y = load_digits(return_X_y=True)
+        x_train, y_train, x_val, y_val = _split((x / 16.0).reshape(-1, 1, 8, 8), y, 0.2, True)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return nn.Sequential(
+            nn.Conv2d(1, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(16, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(32 * 4 * 4, 10),
+        )
+
+
+class FriedmanMSE(_Regressor):
+    """An MLP (2 × 64) regressing Friedman #1 (10 features, 5 used, noise σ=1); metric val MSE."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_friedman1
+
+        x, y = make_friedman1(n_samples=2000, n_features=10, noise=1.0, random_state=4)
+        x_train, y_train, x_val, y_val = _split(x, y.astype(np.float32), 0.3, False)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(10, [64, 64], 1)
+
+
+class RegressionR2(_Regressor):
+    """An MLP (1 × 32) on a near-linear generated regression; R² saturates just below 1."""
+
+    metric = "val_r2"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_regression
+
+        x, y = make_regression(n_samples=2000, n_features=15, n_informative=10, noise=10.0, random_state=5)
+        x_train, y_train, x_val, y_val = _split(x, (y / y.std()).astype(np.float32), 0.3, False)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(15, [32], 1)
+
+
+class AutoencoderDigits(_Tabular):
+    """A 64→32→8→32→64 autoencoder on 8×8 digits; metric val reconstruction MSE (pixels in [0,1])."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_digits
+
+        x, y = load_digits(return_X_y=True)
+        x_train, _, x_val, _ = _split(x / 16.0, y, 0.2, True)
+        super().__init__(x_train, x_train, x_val, x_val)
+
+    def build_model(self) -> nn.Module:
+        return nn.Sequential(_mlp(64, [32], 8), nn.ReLU(), _mlp(8, [32], 64), nn.Sigmoid())
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, _ = batch
+        return F.mse_loss(model(inputs), inputs)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_mse": F.mse_loss(model(self.x_val).float(), self.x_val).item()}
+
+
+# Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
+GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
+TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
+
+
+@lru_cache(maxsize=4)
+def stdlib_bytes(sources: tuple[str, ...], max_bytes: int) -> torch.Tensor:
+    """The named stdlib files' bytes, concatenated and cut at ``max_bytes``, as a long tensor."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    data = b"\n".join((stdlib / name).read_bytes() for name in sources)[:max_bytes]
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8).long()
+
+
+class _CharLM:
+    """Next-byte prediction on stdlib source: a contiguous held-out tail, random training windows.
+
+    Metric ``val_loss`` in nats per byte over fixed held-out windows (ln 256 ≈ 5.55 at chance).
+    """
+
+    metric = "val_loss"
+    sources: tuple[str, ...] = ()
+    max_bytes = 120_000
+    val_windows = 48
+
+    def __init__(self, context: int = 32) -> None:
+        data = stdlib_bytes(self.sources, self.max_bytes)
+        split = int(0.9 * len(data))
+        self.train_data, self.context = data[:split], context
+        val = data[split:]
+        starts = torch.linspace(0, len(val) - context - 2, self.val_windows).long()
+        self.val_batch = torch.stack([val[s : s + context + 1] for s in starts])
+
+    def train_batches(
+        self, micro_batch_size: int, rank: int, world_size: int, seed: int
+    ) -> Iterator[torch.Tensor]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        offsets = torch.arange(self.context + 1)
+        while True:
+            starts = torch.randint(
+                0, len(self.train_data) - self.context - 1, (micro_batch_size,), generator=generator
+            )
+            yield self.train_data[starts[:, None] + offsets]
+
+    def loss(self, model: nn.Module, batch: torch.Tensor) -> torch.Tensor:
+        logits = model(batch[:, :-1])
+        return F.cross_entropy(logits.reshape(-1, 256).float(), batch[:, 1:].reshape(-1))
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_loss": self.loss(model, self.val_batch).item()}
+
+
+class _GRUModel(nn.Module):
+    def __init__(self, width: int):
+        super().__init__()
+        self.embed = nn.Embedding(256, width)
+        self.gru = nn.GRU(width, width, batch_first=True)
+        self.head = nn.Linear(width, 256)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        hidden, _ = self.gru(self.embed(tokens))
+        return self.head(hidden)
+
+
+class GRUCharLM(_CharLM):
+    """A one-layer GRU (width 64) byte-level language model on stdlib email/json source."""
+
+    sources = GRU_SOURCES
+
+    def build_model(self) -> nn.Module:
+        return _GRUModel(64)
+
+
+class _TransformerModel(nn.Module):
+    def __init__(self, context: int, width: int, depth: int, heads: int):
+        super().__init__()
+        self.token = nn.Embedding(256, width)
+        self.position = nn.Embedding(context, width)
+        layer = nn.TransformerEncoderLayer(
+            width, heads, dim_feedforward=2 * width, dropout=0.0, batch_first=True, norm_first=True
+        )
+        self.blocks = nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(width)
+        self.head = nn.Linear(width, 256)
+        self.register_buffer(
+            "mask", nn.Transformer.generate_square_subsequent_mask(context), persistent=False
+        )
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        length = tokens.shape[1]
+        x = self.token(tokens) + self.position(torch.arange(length))
+        x = self.blocks(x, mask=self.mask[:length, :length], is_causal=True)
+        return self.head(self.norm(x))
+
+
+class TransformerCharLM(_CharLM):
+    """A 2-layer pre-norm causal transformer (width 48, 4 heads) on stdlib http/urllib/unittest source."""
+
+    sources = TRANSFORMER_SOURCES
+
+    def build_model(self) -> nn.Module:
+        return _TransformerModel(self.context, 48, 2, 4)

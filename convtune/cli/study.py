@@ -1,0 +1,537 @@
+"""``convtune study …``: create, run, follow, list, show, best, delete, export, confirm, plot."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from convtune.cli.common import StorageOpt, _say, console, err_console
+from convtune.cli.export import study_export
+from convtune.cli.scaling import study_confirm, study_plot
+from convtune.report.format import describe_recipe, readable
+
+study_app = typer.Typer(
+    help="Create, run and inspect studies.", no_args_is_help=True, rich_markup_mode="markdown"
+)
+
+NNodesOpt = Annotated[int, typer.Option("--nnodes", help="Nodes per trial (torchrun rendezvous).")]
+RdzvEndpointOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rdzv-endpoint", help="HOST:PORT of the node running `study run`; its channel listens on PORT+1."
+    ),
+]
+RdzvIdOpt = Annotated[str, typer.Option("--rdzv-id", help="Rendezvous id, the same on every node.")]
+CollectiveTimeoutOpt = Annotated[
+    float,
+    typer.Option("--collective-timeout", help="Seconds before a rank stuck in a collective fails the trial."),
+]
+
+
+@study_app.command("create")
+def study_create(
+    name: Annotated[str, typer.Argument(help="Study name, unique within the storage.")],
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="Study spec YAML (studies/*.yaml).")
+    ] = None,
+    storage: StorageOpt = None,
+    workload: Annotated[
+        str | None, typer.Option(help="Built-in name, package.module:factory or file.py:factory.")
+    ] = None,
+    space: Annotated[
+        str | None,
+        typer.Option(help="Search space YAML, or a shipped one: default, transformer, large_batch."),
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option(help="Quality target, e.g. 'val_loss<=2.0' or 'accuracy>=0.95'.")
+    ] = None,
+    cost: Annotated[
+        str | None, typer.Option(help="What 'fastest' means: wallclock, samples or device_seconds.")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Per-trial cap in the cost's unit (seconds or samples).")
+    ] = None,
+    world_size: Annotated[int | None, typer.Option(help="Ranks per trial.")] = None,
+    sampler: Annotated[str | None, typer.Option(help="tpe, random or gp.")] = None,
+    pruner: Annotated[
+        str | None,
+        typer.Option(
+            help="time_to_target (default: stops a trial only when it has almost no chance to reach the "
+            "target before the best one), median or none; time_to_target_field and time_to_target_halving "
+            "are deprecated and run as time_to_target."
+        ),
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for the sampler and the training runs.")] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            help="Your current recipe (YAML/JSON): run first, every result reported as a speed-up over it."
+        ),
+    ] = None,
+) -> None:
+    """Create a study: validate the spec and store it, search space inlined, with the study."""
+    from convtune.config.spec import load_spec
+    from convtune.storage import redact, resolve_storage_url
+    from convtune.study import create_study
+
+    spec = load_spec(
+        config,
+        workload=workload,
+        space=space,
+        target=target,
+        cost=cost,
+        max_cost=max_cost,
+        world_size=world_size,
+        sampler=sampler,
+        pruner=pruner,
+        seed=seed,
+        storage=storage,
+    )
+    study = create_study(name, spec, storage)
+    if baseline is not None:
+        from convtune.config.recipe import load_recipe
+        from convtune.scaling import enqueue_baseline
+
+        for field_name in enqueue_baseline(study, spec, load_recipe(baseline)):
+            _say(f"warning: baseline {field_name} is fixed by the space; the space's value runs")
+    url = resolve_storage_url(storage or spec.storage)
+    console.print(f"study [bold]{name}[/] ready in {redact(url)} ({len(study.trials)} trials so far)")
+    console.print(
+        f"next: convtune study run {shlex.quote(name)} --n-trials 20"
+        + (f" --storage {shlex.quote(redact(url))}" if storage else "")
+    )
+
+
+@study_app.command("run")
+def study_run(
+    name: Annotated[str, typer.Argument(help="Study to run.")],
+    n_trials: Annotated[
+        int | None, typer.Option("--n-trials", "-n", help="Trials to run in this process.")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Stop starting trials after this many seconds.")
+    ] = None,
+    storage: StorageOpt = None,
+    world_size: Annotated[
+        int | None, typer.Option("--world-size", help="Ranks per trial (overrides the spec).")
+    ] = None,
+    nnodes: NNodesOpt = 1,
+    rdzv_endpoint: RdzvEndpointOpt = None,
+    rdzv_id: RdzvIdOpt = "convtune",
+    collective_timeout: CollectiveTimeoutOpt = 600.0,
+    local_workers: Annotated[
+        int, typer.Option("--local-workers", help="Tuning processes sharing this machine (sets threads).")
+    ] = 1,
+    executor: Annotated[
+        str, typer.Option(help="auto (in-process for 1-rank workloads), elastic or inprocess.")
+    ] = "auto",
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            "-w",
+            help="Worker processes here, each with its slice of the GPUs or cores (needs a journal "
+            "or PostgreSQL storage when > 1). The same command on another machine joins the study.",
+        ),
+    ] = 1,
+) -> None:
+    """Run trials: real training, pruned as soon as a trial cannot beat the best so far.
+
+    Ctrl-C stops the ranks, marks the running trial(s) interrupted and exits with status 130;
+    SIGTERM (a scheduler preempting the job) does the same but re-queues the trial(s) and exits
+    with 143. The same command resumes the study.
+    """
+    from convtune.errors import ConfigError
+    from convtune.execution.launcher import LaunchOptions, check_nodes
+    from convtune.report.dashboard import DashboardHooks
+    from convtune.study import Preempted, TrialEvent, check_run_arguments, open_study, preemptible, run_study
+
+    check_run_arguments(n_trials=n_trials, timeout=timeout, world_size=world_size, executor=executor)
+    if workers < 1:
+        raise ConfigError(f"--workers {workers}", where="--workers", fix="give 1 or more")
+    if nnodes < 1:
+        raise ConfigError(f"--nnodes {nnodes}", where="--nnodes", fix="give 1 or more nodes")
+
+    launch = LaunchOptions(
+        nnodes=nnodes,
+        rdzv_endpoint=rdzv_endpoint,
+        rdzv_id=rdzv_id,
+        collective_timeout=collective_timeout,
+        local_workers=local_workers,
+    )
+    if nnodes > 1:
+        launch.channel_address()  # a missing or malformed --rdzv-endpoint fails before any trial
+
+    _, spec = open_study(name, storage)
+    check_nodes(spec, launch)  # a command workload with --nnodes > 1: one line, exit 2
+    if workers > 1:
+        _run_workers(name, spec, workers, n_trials, timeout, storage, world_size, executor, launch)
+        return
+    unit = "samples" if spec.cost == "samples" else "s"
+    cap = spec.max_cost if math.isfinite(spec.max_cost) else None
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+        console=console,
+        transient=False,
+    ) as progress:
+        trials_task = progress.add_task("trials", total=n_trials, info="")
+        current = progress.add_task("trial", total=cap, info="", visible=False)
+        best: list[float] = []
+
+        def on_event(event: TrialEvent) -> None:
+            if event.kind == "eval":
+                progress.update(
+                    current,
+                    description=f"trial {event.trial}",
+                    completed=min(event.cost, cap) if cap else event.cost,
+                    info=f"{spec.target_spec.metric}={readable(event.metric)} at {readable(event.cost)} {unit}",
+                    visible=True,
+                )
+                return
+            if event.status == "reached":
+                best.append(event.value)
+            info = f"trial {event.trial}: {event.status}" + (
+                f" in {readable(event.value)} {unit}" if event.status == "reached" else ""
+            )
+            if best:
+                info += f" · best {readable(min(best))} {unit}"
+            progress.update(trials_task, advance=1, info=info)
+            progress.reset(current, total=cap, visible=False)
+
+        try:
+            with preemptible():
+                study = run_study(
+                    name,
+                    n_trials=n_trials,
+                    timeout=timeout,
+                    storage=storage,
+                    on_event=on_event,
+                    world_size=world_size,
+                    executor=executor,
+                    launch=launch,
+                    local_workers=local_workers,
+                    hooks=DashboardHooks,
+                )
+        except KeyboardInterrupt as stop:
+            progress.stop()
+            _interrupted(name, storage, preempted=isinstance(stop, Preempted))
+    _print_summary(name, study, spec, storage)
+
+
+def _print_summary(name: str, study: Any, spec: Any, storage: str | None) -> None:
+    """The trial table and the best/predicted configuration; Ctrl-C here loses nothing."""
+    try:
+        _print_trials(study, spec)
+        _print_best(study, spec, storage)
+    except KeyboardInterrupt:
+        again = _study_command("best", name, storage)
+        _say(f"interrupted while printing the summary; every trial is stored. Show it with: {again}")
+        raise SystemExit(130) from None
+
+
+def _study_command(verb: str, name: str, storage: str | None) -> str:
+    return f"convtune study {verb} {shlex.quote(name)}" + (" --storage …" if storage else "")
+
+
+def _interrupted(name: str, storage: str | None, preempted: bool = False) -> None:
+    """Ctrl-C: exit status 130 (click would say "Aborted!" and exit 1); SIGTERM: 143."""
+    again = _study_command("run", name, storage)
+    what = (
+        "preempted (SIGTERM); the running trial is re-queued and runs again (from its checkpoint "
+        "if checkpoint_dir is set)"
+        if preempted
+        else "interrupted; the running trial is marked interrupted"
+    )
+    _say(f"{what}. Resume with: {again}")
+    raise SystemExit(143 if preempted else 130)
+
+
+def _run_workers(
+    name: str,
+    spec: Any,
+    workers: int,
+    n_trials: int | None,
+    timeout: float | None,
+    storage: str | None,
+    world_size: int | None,
+    executor: str,
+    launch: Any,
+) -> None:
+    from convtune.report.dashboard import DashboardHooks
+    from convtune.storage import resolve_storage_url
+    from convtune.study import TrialEvent, open_study
+    from convtune.study.workers import check_workers, run_workers
+
+    check_workers(resolve_storage_url(storage or spec.storage), workers)
+    unit = "samples" if spec.cost == "samples" else "s"
+
+    def on_event(event: TrialEvent) -> None:
+        if event.kind != "done":
+            return
+        done = f"trial {event.trial}: {event.status}"
+        if event.status == "reached":
+            done += f" in {readable(event.value)} {unit}"
+        console.print(done, markup=False, highlight=False)
+
+    try:
+        report = run_workers(
+            name,
+            workers=workers,
+            n_trials=n_trials,
+            timeout=timeout,
+            storage=storage,
+            world_size=world_size,
+            executor=executor,
+            launch=launch,
+            on_event=on_event,
+            on_note=_say,
+            hooks=DashboardHooks,
+        )
+    except KeyboardInterrupt:
+        _interrupted(name, storage)
+    if report.exit_status in (130, 143):
+        _interrupted(name, storage, preempted=report.exit_status == 143)
+    if report.error is not None:
+        _say(f"error: {report.error}")
+        raise SystemExit(2)
+    study, _ = open_study(name, storage)
+    _print_summary(name, study, spec, storage)
+    if report.exit_status:
+        raise SystemExit(report.exit_status)
+
+
+@study_app.command("follow")
+def study_follow(
+    name: Annotated[str, typer.Argument(help="Study whose trials this node takes part in.")],
+    rdzv_endpoint: RdzvEndpointOpt = None,
+    nnodes: NNodesOpt = 2,
+    rdzv_id: RdzvIdOpt = "convtune",
+    storage: StorageOpt = None,
+    world_size: Annotated[
+        int | None, typer.Option("--world-size", help="Ranks per trial, as given to `study run`.")
+    ] = None,
+    collective_timeout: CollectiveTimeoutOpt = 600.0,
+) -> None:
+    """Lend this node's ranks to a multi-node study run by another node (same rendezvous options).
+
+    Relaunches its ranks after a failed trial, as the study's node does; returns when that node
+    finishes the study.
+    """
+    from convtune.execution.follow import follow, follow_scripts
+    from convtune.execution.launcher import LaunchOptions, check_nodes
+    from convtune.study import open_study
+
+    _, spec = open_study(name, storage)
+    options = LaunchOptions(
+        nnodes=nnodes, rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id, collective_timeout=collective_timeout
+    )
+    check_nodes(spec, options)
+    if isinstance(spec.workload, dict):  # a script: launched here for every trial, with its recipe
+        trials = follow_scripts(
+            spec,
+            world_size or spec.world_size,
+            options,
+            on_trial=lambda n: err_console.print(f"follow: trial {n} joining {rdzv_endpoint}"),
+        )
+        console.print(f"study {name}: the study's node closed the trials after {trials} trial(s)")
+        return
+    launches = follow(
+        world_size or spec.world_size,
+        options,
+        on_launch=lambda n: err_console.print(f"follow: launch {n} joining {rdzv_endpoint}"),
+    )
+    console.print(f"study {name}: the study's node closed the trials after {launches} launch(es)")
+
+
+def _print_trials(study: Any, spec: Any) -> None:
+    from convtune.report.best import trial_summary
+
+    unit = "samples" if spec.cost == "samples" else "s"
+    table = Table(title=f"{study.study_name}: target {spec.target}, cost {spec.cost}")
+    for column in (
+        "#",
+        "status",
+        f"time to target ({unit})",
+        "eff. batch",
+        "optimizer",
+        "schedule",
+        "peak_lr",
+        "precision",
+        "samples/s",
+    ):
+        table.add_column(
+            column, justify="right" if column not in ("status", "optimizer", "schedule") else "left"
+        )
+    for trial in study.get_trials(deepcopy=False):
+        row = trial_summary(trial)
+        recipe = row["recipe"] or {}
+        if row["time_to_target"] is not None:
+            ttt = readable(row["time_to_target"])
+        elif row["predicted_time_to_target"] is not None:
+            ttt = f"~{readable(row['predicted_time_to_target'])} (forecast)"
+        else:
+            ttt = "–"
+        table.add_row(
+            str(row["trial"]),
+            row["status"] or trial.state.name.lower(),
+            ttt,
+            readable(row["effective_batch_size"]),
+            recipe.get("optimizer", "–"),
+            recipe.get("schedule", "–"),
+            readable(recipe.get("peak_lr")),
+            recipe.get("precision", "–"),
+            readable(row["samples_per_second"]),
+        )
+    console.print(table)
+
+
+def _print_best(study: Any, spec: Any, storage: str | None) -> None:
+    from convtune.report.best import best_report
+    from convtune.storage import default_artifact_dir, redact, resolve_storage_url
+
+    report = best_report(study, spec)
+    unit = report["cost_unit"]
+    best = report["measured"]
+
+    def faster(entry: dict[str, Any] | None) -> str:
+        x = (entry or {}).get("speedup_over_baseline")
+        return f", {x:.2f}× the baseline's speed" if x else ""
+
+    if report.get("baseline"):
+        b = report["baseline"]
+        console.print(f"baseline: trial {b['trial']} ({b['status']}), {readable(b['time_to_target'])} {unit}")
+    if report.get("confirmed"):
+        c = report["confirmed"]
+        console.print(
+            f"[bold green]confirmed fastest to {spec.target}:[/] {readable(c['measured_mean'])} {unit} mean over "
+            f"{len(c['trials'])} seeds (range {readable(c['measured_min'])}–{readable(c['measured_max'])}; "
+            f"predicted {readable(c['predicted'])}){faster(c)}"
+        )
+        console.print(f"  {describe_recipe(c.get('recipe'))}")
+    if best:
+        console.print(
+            f"[bold green]fastest measured to {spec.target}:[/] trial {best['trial']} in "
+            f"{readable(best['time_to_target'])} {unit}{faster(best)}"
+        )
+        console.print(f"  {describe_recipe(best['recipe'])}")
+    else:
+        console.print(f"[bold yellow]no trial reached {spec.target} yet[/]")
+        if report["best_forecast"]:
+            f = report["best_forecast"]
+            console.print(
+                f"closest: trial {f['trial']}, forecast {readable(f['predicted_time_to_target'])} {unit}"
+            )
+    pred = report.get("predicted")
+    if pred:
+        low, high = pred["interval"]
+        ran = (
+            f"measured by trial {pred['measured_trial']}"
+            if pred["measured_trial"] is not None
+            else f"no trial ran it; nearest is trial {pred['nearest_trial']}"
+        )
+        console.print(
+            f"[bold cyan]predicted fastest:[/] {readable(pred['time_to_target'])} {unit} "
+            f"({pred['level']:.0%} interval {readable(low)}–{readable(high)}; {ran}; fits: "
+            f"{', '.join(pred['supported_by']) or 'none'}){faster(pred)}"
+        )
+        console.print(f"  {describe_recipe(pred['recipe'])}")
+    elif report.get("predicted_unavailable"):
+        console.print(f"predicted fastest: not yet ({report['predicted_unavailable']})")
+    name = shlex.quote(study.study_name)
+    if best or report.get("confirmed") or pred:
+        console.print(
+            f"every knob: convtune study best {name} --json; into your code: convtune study export {name} "
+            f"--format yaml|json|hf|python (--predicted for the prediction)"
+        )
+    url = resolve_storage_url(storage or spec.storage)
+    artifacts = spec.artifacts or str(default_artifact_dir(url))
+    console.print(
+        f"open in optuna-dashboard: optuna-dashboard {shlex.quote(redact(url))} --artifact-dir {shlex.quote(artifacts)}"
+    )
+
+
+@study_app.command("list")
+def study_list(storage: StorageOpt = None) -> None:
+    """List the studies in a storage."""
+    import optuna
+
+    from convtune.config.record import study_attrs
+    from convtune.storage import open_storage
+
+    summaries = optuna.get_all_study_summaries(open_storage(storage), include_best_trial=False)
+    table = Table()
+    for column in ("study", "trials", "target", "cost", "created"):
+        table.add_column(column)
+    for s in summaries:
+        table.add_row(
+            s.study_name,
+            str(s.n_trials),
+            str(study_attrs(s).get("target", "–")),
+            str(study_attrs(s).get("cost", "–")),
+            s.datetime_start.strftime("%Y-%m-%d %H:%M") if s.datetime_start else "–",
+        )
+    console.print(table)
+
+
+@study_app.command("show")
+def study_show(
+    name: Annotated[str, typer.Argument(help="Study to show.")], storage: StorageOpt = None
+) -> None:
+    """Show every trial: status, time-to-target (measured or forecast) and its knobs."""
+    from convtune.study import open_study
+
+    study, spec = open_study(name, storage)
+    _print_trials(study, spec)
+
+
+@study_app.command("best")
+def study_best(
+    name: Annotated[str, typer.Argument(help="Study to read.")],
+    storage: StorageOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the documented JSON instead of text.")
+    ] = False,
+) -> None:
+    """The fastest configuration to the target, with its time-to-target."""
+    from convtune.report.best import best_report
+    from convtune.study import open_study
+
+    study, spec = open_study(name, storage)
+    if as_json:
+        print(json.dumps(best_report(study, spec), indent=2, default=str))
+        return
+    _print_best(study, spec, storage)
+
+
+@study_app.command("delete")
+def study_delete(
+    name: Annotated[str, typer.Argument(help="Study to delete.")],
+    storage: StorageOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a study and all its trials."""
+    import optuna
+
+    from convtune.study import open_study
+
+    study, _ = open_study(name, storage)
+    if not yes and not typer.confirm(f"delete study {name!r} and its {len(study.trials)} trials?"):
+        raise typer.Exit(1)
+    optuna.delete_study(study_name=name, storage=study._storage)
+    console.print(f"deleted {name}")
+
+
+study_app.command("export")(study_export)
+study_app.command("confirm")(study_confirm)
+study_app.command("plot")(study_plot)

@@ -1,0 +1,194 @@
+"""Study specs (``studies/*.yaml``): workload, search space, target, cost and budget.
+
+Paths in a spec are relative to the spec file. :func:`load_spec` validates everything a study
+needs (the space is inlined, the workload resolved) so a stored spec is self-contained and a later
+edit of the YAML files cannot change a running study.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from convtune.config.io import read_mapping
+from convtune.config.recipe import config_error_from
+from convtune.config.space import SearchSpace
+from convtune.config.target import Target
+from convtune.errors import ConfigError
+
+
+class StudySpec(BaseModel):
+    """Everything ``study run`` needs, stored with the study."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: str | dict[str, Any]
+    workload_args: dict[str, Any] = Field(default_factory=dict)
+    space: dict[str, Any]
+    target: str
+    cost: Literal["wallclock", "samples", "device_seconds"] = "wallclock"
+    max_cost: float = Field(default=math.inf, gt=0)
+    eval_every: dict[Literal["samples", "steps"], int] = Field(default_factory=lambda: {"samples": 4096})
+    world_size: int = Field(default=1, gt=0)
+    storage: str | None = None
+    artifacts: str | None = None
+    sampler: Literal["tpe", "random", "gp"] = "tpe"
+    pruner: Literal["time_to_target", "time_to_target_field", "time_to_target_halving", "median", "none"] = (
+        "time_to_target"
+    )
+    seed: int = 0
+    max_skipped_steps: int = Field(default=8, gt=0)
+    # Optional per-trial memory cap (MB of peak resident memory, checked at every evaluation of
+    # in-process trials): a trial over it ends infeasible with status "oom", like a CUDA OOM.
+    max_memory_mb: float | None = Field(default=None, gt=0)
+    # Where trials checkpoint at every evaluation (a directory every worker shares): a trial whose
+    # worker died is retried from its last checkpoint instead of from scratch. None: no checkpoints.
+    checkpoint_dir: str | None = None
+    # A sampled trial whose choices equal a finished trial's and whose every searched range lies
+    # within this fraction of its (log) width reuses that trial's outcome instead of training
+    # (status "duplicate"); 0 reuses exact repeats only.
+    duplicate_tolerance: float = Field(default=0.05, ge=0, lt=1)
+    base_dir: str = "."
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        return str(Target.parse(value))
+
+    @field_validator("eval_every")
+    @classmethod
+    def _eval_every(cls, value: dict[str, int]) -> dict[str, int]:
+        if len(value) != 1:
+            raise ValueError("give exactly one of {samples: N} or {steps: N}")
+        if next(iter(value.values())) <= 0:
+            raise ValueError("the interval must be positive")
+        return value
+
+    @property
+    def target_spec(self) -> Target:
+        return Target.parse(self.target)
+
+    @property
+    def search_space(self) -> SearchSpace:
+        raw = dict(self.space)
+        raw["world_size"] = self.world_size
+        return SearchSpace.from_dict(raw, where="space")
+
+    @property
+    def eval_unit(self) -> Literal["samples", "steps"]:
+        return next(iter(self.eval_every))  # type: ignore[return-value]
+
+    @property
+    def eval_interval(self) -> int:
+        return next(iter(self.eval_every.values()))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.model_dump()
+        if math.isinf(data["max_cost"]):
+            data["max_cost"] = None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "spec") -> StudySpec:
+        data = dict(data)
+        if data.get("max_cost") is None:
+            data.pop("max_cost", None)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise config_error_from(exc, where) from None
+
+
+def load_spec(path: str | Path | None = None, **overrides: Any) -> StudySpec:
+    """Read a spec file (or none: flags only), apply flag overrides, inline the space, validate.
+
+    Relative paths (``space``, a ``file.py:factory`` workload) are resolved against the spec file.
+    """
+    if path is not None:
+        path = Path(path)
+        raw = read_mapping(path)
+        where, base = str(path), path.parent.resolve()
+    else:
+        raw, where, base = {}, "flags", Path.cwd()
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    raw.pop("base_dir", None)
+    if "workload" not in raw:
+        raise ConfigError(
+            "no workload given",
+            where=f"{where}: workload",
+            fix="set workload: charlm (or --workload)",
+        )
+    if "target" not in raw:
+        raise ConfigError(
+            "no target given",
+            where=f"{where}: target",
+            fix="set target: 'val_loss<=2.0' (or --target)",
+        )
+    space = raw.get("space", "default")
+    if isinstance(space, str):
+        space_path = _space_path(space, base)
+        if not space_path.is_file():
+            raise ConfigError(
+                f"search space file {space_path} not found",
+                where=f"{where}: space",
+                fix="check the path",
+            )
+        raw["space"] = read_mapping(space_path)
+        space_where = str(space_path)
+    else:
+        space_where = f"{where}: space"
+    SearchSpace.from_dict(raw["space"], where=space_where)  # validate with file-level messages
+    Target.parse(raw["target"], where="--target" if overrides.get("target") else f"{where}: target")
+    raw["base_dir"] = str(base)
+    spec = StudySpec.from_dict(raw, where=where)
+    spec.search_space  # noqa: B018  (re-validate with world_size applied)
+    _check_workload(spec, where)
+    return spec
+
+
+def _space_path(space: str, base: Path) -> Path:
+    """A space is a path, or a name of a shipped space (``default`` → search_spaces/default.yaml)."""
+    candidate = base / space
+    if candidate.is_file() or "/" in space or space.endswith((".yaml", ".yml")):
+        return candidate
+    from convtune.config.resources import shipped_space
+
+    return shipped_space(space)
+
+
+def _check_workload(spec: StudySpec, where: str) -> None:
+    if isinstance(spec.workload, dict):
+        keys = set(spec.workload)
+        if not keys or not keys <= {"script", "command", "args"} or len(keys & {"script", "command"}) != 1:
+            raise ConfigError(
+                "a workload mapping takes {script: file.py, args: [...]} or {command: [...]}",
+                where=f"{where}: workload",
+            )
+        if "command" in keys:
+            command = spec.workload["command"]
+            if "args" in keys or not isinstance(command, list) or not command:
+                raise ConfigError(
+                    "command must be a non-empty list of arguments (run without a shell; put args in it)",
+                    where=f"{where}: workload.command",
+                    fix='write it as command: ["torchrun", "--nproc-per-node", "2", "train.py"]',
+                )
+            return
+        script = Path(spec.base_dir) / str(spec.workload["script"])
+        if not script.is_file():
+            raise ConfigError(
+                f"script {script} not found",
+                where=f"{where}: workload.script",
+                fix="paths are relative to the spec file",
+            )
+        if not isinstance(spec.workload.get("args", []), list):
+            raise ConfigError(
+                "args must be a list", where=f"{where}: workload.args", fix='write args: ["--data", "x"]'
+            )
+        return
+    from convtune.workloads import resolve_factory
+
+    resolve_factory(spec.workload, base_dir=Path(spec.base_dir))

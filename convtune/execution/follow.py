@@ -1,0 +1,174 @@
+"""``convtune study follow``: this node lends its ranks to a multi-node study run by another node."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from convtune.config.spec import StudySpec
+from convtune.errors import ConfigError
+from convtune.execution.channel import ChannelClient
+from convtune.execution.launcher import (
+    ENV_CHANNEL,
+    ENV_RECIPE,
+    ENV_TOKEN,
+    LaunchOptions,
+    _channel_token,
+    nproc_per_node,
+)
+from convtune.execution.processes import _terminate
+from convtune.training.engine import default_threads
+
+
+def follow(
+    world_size: int,
+    options: LaunchOptions,
+    *,
+    max_launches: int | None = None,
+    on_launch: Callable[[int], None] | None = None,
+) -> int:
+    """Take part in a multi-node study's trials from this node; returns when the study's node closes.
+
+    Runs torchrun with this node's share of ``world_size`` ranks against the rendezvous endpoint,
+    again after every failure (the study's node relaunches too), until a launch ends cleanly
+    (the study finished) or ``max_launches`` is reached. Returns the number of launches.
+    """
+    if not options.multi_node:
+        raise ConfigError("following needs --nnodes of 2 or more", where="--nnodes")
+    host, port = options.channel_address()
+    local = nproc_per_node(world_size, options.nnodes)
+    threads = default_threads(local, options.local_workers)
+    env = dict(os.environ)
+    env.update(options.env)
+    env.update(
+        {
+            ENV_CHANNEL: f"{host}:{port}",
+            ENV_TOKEN: _channel_token(options),
+            "CONVTUNE_COLLECTIVE_TIMEOUT": str(options.collective_timeout),
+            "OMP_NUM_THREADS": str(threads),
+            "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY", "PASSIVE"),
+        }
+    )
+    if options.backend:
+        env["CONVTUNE_BACKEND"] = options.backend
+    command = options.torchrun(local, leader=False) + ["-m", "convtune.execution._rank"]
+    launches = 0
+    while max_launches is None or launches < max_launches:
+        launches += 1
+        if on_launch:
+            on_launch(launches)
+        proc = subprocess.Popen(command, env=env, start_new_session=True)
+        try:
+            code = proc.wait()
+        except BaseException:
+            _terminate(proc, [])
+            raise
+        if code == 0:
+            break
+        time.sleep(1.0)
+    return launches
+
+
+def follow_scripts(
+    spec: StudySpec,
+    world_size: int,
+    options: LaunchOptions,
+    *,
+    on_trial: Callable[[int], None] | None = None,
+    grace: float = 10.0,
+) -> int:
+    """Take part in a multi-node study of a ``workload: {script: …}`` from this node.
+
+    Connects to the study's channel and, for each trial the study's node announces, launches the
+    spec's script under torchrun (this node's share of ``world_size`` ranks, the same rendezvous
+    options) with that trial's recipe; its ranks report through :mod:`convtune.execution.session` to the
+    study's channel. A launch still running ``grace`` seconds after the study's node ended the
+    trial is stopped. Returns the number of trials taken part in, when the study's node closes.
+    """
+    if not options.multi_node:
+        raise ConfigError("following needs --nnodes of 2 or more", where="--nnodes")
+    workload = spec.workload
+    assert isinstance(workload, dict) and "script" in workload
+    host, port = options.channel_address()
+    local = nproc_per_node(world_size, options.nnodes)
+    token = _channel_token(options)
+    env = dict(os.environ)
+    env.update(options.env)
+    env.update(
+        {
+            ENV_CHANNEL: f"{host}:{port}",
+            ENV_TOKEN: token,
+            "CONVTUNE_COLLECTIVE_TIMEOUT": str(options.collective_timeout),
+            "OMP_NUM_THREADS": str(default_threads(local, options.local_workers)),
+            "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY", "PASSIVE"),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    if options.backend:
+        env["CONVTUNE_BACKEND"] = options.backend
+    command = options.torchrun(local, leader=False)
+    command += [str(workload["script"]), *map(str, workload.get("args", []))]
+    client = ChannelClient.connect(
+        f"{host}:{port}", token=token, hello={"rank": -1, "role": "follower"}, timeout=options.start_timeout
+    )
+    inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+    def read() -> None:
+        while True:
+            try:
+                message = client.recv()
+            except (OSError, ValueError):
+                message = None
+            inbox.put(message)
+            if message is None or message.get("type") == "close":
+                return
+
+    threading.Thread(target=read, name="convtune-follow", daemon=True).start()
+    trials = 0
+    pending: list[dict[str, Any] | None] = []  # read during a launch, handled after it
+    with tempfile.TemporaryDirectory(prefix="convtune-follow-") as tmp:
+        try:
+            while True:
+                message = pending.pop(0) if pending else inbox.get()
+                if message is None or message.get("type") == "close":
+                    break
+                if message.get("type") != "script_trial":
+                    continue
+                trials += 1
+                trial = message["trial"]
+                if on_trial:
+                    on_trial(trial)
+                recipe_file = Path(tmp) / f"recipe-{trial}.json"
+                recipe_file.write_text(json.dumps(message["recipe"], indent=1))
+                trial_env = {**env, **message["env"], ENV_RECIPE: str(recipe_file)}
+                proc = subprocess.Popen(command, env=trial_env, cwd=spec.base_dir, start_new_session=True)
+                ended: float | None = None
+                try:
+                    while proc.poll() is None:
+                        if ended is not None and time.monotonic() > ended + grace:
+                            break
+                        with contextlib.suppress(queue.Empty):
+                            news = inbox.get(timeout=0.1)
+                            if news is not None and news.get("type") == "trial_end":
+                                if news.get("trial") == trial:
+                                    ended = time.monotonic()
+                            else:
+                                pending.append(news)  # the study's node moved on: end this launch
+                                ended = ended if ended is not None else time.monotonic()
+                finally:
+                    _terminate(proc, [])
+        finally:
+            client.close()
+    return trials
+
+
+__all__ = ["follow", "follow_scripts"]

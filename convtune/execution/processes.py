@@ -1,0 +1,74 @@
+"""Launched processes: stopping a process group, describing how a process ended, a log's tail."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _with_exit_code(description: str, log: Path) -> str:
+    """Add what torchrun saw of a rank that vanished (``exitcode: -9`` is a SIGKILL)."""
+    match = re.match(r"rank (\d+) exited without", description)
+    if not match:
+        return description
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return description
+    found = re.search(rf"rank\s*:\s*{match.group(1)}\b.*?exitcode\s*:\s*(-?\d+)", text, re.S)
+    if found:
+        description += f"; torchrun: {_describe_exit(int(found.group(1)))}"
+    return description
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is not None and code < 0:
+        return f"exited on signal {signal.Signals(-code).name}"
+    return f"exited with status {code}"
+
+
+def _log_tail(path: Path, lines: int = 3) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no output)"
+    useful = [line.strip() for line in text if line.strip() and not line.startswith("*")]
+    return " | ".join(useful[-lines:]) or "(no output)"
+
+
+def _terminate(proc: subprocess.Popen[bytes], pids: Any) -> None:
+    """Stop torchrun (it stops its ranks) and any rank it left behind; SIGKILL if they linger."""
+    pids = list(pids)
+    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, sig)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not any(_exists(pid) for pid in pids):
+                return
+            time.sleep(0.05)
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is gone in all that matters; torchrun reaps its children.
+    with contextlib.suppress(OSError):
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return False
+    return True

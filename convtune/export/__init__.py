@@ -1,0 +1,41 @@
+"""Export a recipe in a format a user's code reads (YAML, JSON, Hugging Face TrainingArguments, Python)."""
+
+from convtune.export.formats import (
+    EXPORT_KEY,
+    EXPORT_VERSION,
+    EXPORTERS,
+    ExportDocument,
+    Exporter,
+    HfExporter,
+    JsonExporter,
+    PythonExporter,
+    YamlExporter,
+    document_for_trial,
+    export,
+    get_exporter,
+    hf_training_arguments,
+    predicted_document,
+    register_exporter,
+    render,
+    select_document,
+)
+
+__all__ = [
+    "EXPORTERS",
+    "EXPORT_KEY",
+    "EXPORT_VERSION",
+    "ExportDocument",
+    "Exporter",
+    "HfExporter",
+    "JsonExporter",
+    "PythonExporter",
+    "YamlExporter",
+    "document_for_trial",
+    "export",
+    "get_exporter",
+    "hf_training_arguments",
+    "predicted_document",
+    "register_exporter",
+    "render",
+    "select_document",
+]

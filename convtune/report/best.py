@@ -1,0 +1,57 @@
+"""The best trials of a study and the document behind ``convtune study best --json``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from convtune.config.record import UNREACHED, TrialRecord, TrialStatus, cost_unit
+from convtune.config.spec import StudySpec
+from convtune.scaling import scaling_report
+
+
+def measured_best(study: optuna.Study) -> FrozenTrial | None:
+    """The fastest trial that reached the target (extrapolated values never count here)."""
+    reached = [
+        t
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if TrialRecord.of(t).status is TrialStatus.REACHED
+    ]
+    return min(reached, key=lambda t: t.value) if reached else None
+
+
+def best_forecast(study: optuna.Study) -> FrozenTrial | None:
+    """The unreached trial with the best forecast, for studies where nothing reached yet."""
+    candidates = [
+        t
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if (record := TrialRecord.of(t)).status in UNREACHED and record.predicted_time_to_target
+    ]
+    return min(candidates, key=lambda t: t.value) if candidates else None
+
+
+def trial_summary(trial: FrozenTrial) -> dict[str, Any]:
+    """One trial as ``best --json`` and ``show`` print it."""
+    return TrialRecord.of(trial).summary()
+
+
+def best_report(study: optuna.Study, spec: StudySpec) -> dict[str, Any]:
+    """The document behind ``convtune study best --json`` (schema in the README)."""
+    trials = study.get_trials(deepcopy=False)
+    best = measured_best(study)
+    forecast = best_forecast(study)
+    statuses = [TrialRecord.of(t).status for t in trials]
+    report: dict[str, Any] = {
+        "study": study.study_name,
+        "target": spec.target,
+        "cost": spec.cost,
+        "cost_unit": cost_unit(spec.cost),
+        "n_trials": len(trials),
+        "n_reached": statuses.count(TrialStatus.REACHED),
+        "measured": trial_summary(best) if best else None,
+        "best_forecast": trial_summary(forecast) if forecast else None,
+    }
+    report.update(scaling_report(study, spec, report["measured"]))
+    return report

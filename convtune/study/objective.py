@@ -1,0 +1,541 @@
+"""Studies: create one from a spec, run its trials inside ``study.optimize()``, read the best.
+
+One rule decides every trial's outcome (the brief's table), so the sampler, the dashboard and
+``best`` agree:
+
+========================  =========  ===========================================  ==========
+outcome                   state      value                                        ``status``
+========================  =========  ===========================================  ==========
+target reached            COMPLETE   measured time-to-target                      reached
+stopped by the pruner     COMPLETE   forecast estimate, else the penalty          stopped
+cap reached, target not   COMPLETE   forecast estimate beyond the cap, or penalty budget
+diverged                  COMPLETE   penalty (and an infeasible constraint)       diverged
+out of memory             COMPLETE   penalty (and an infeasible ``oom``)          oom
+crashed / rank died       FAIL       –                                            failed
+========================  =========  ===========================================  ==========
+
+Values are in the study's cost unit (seconds for ``wallclock``/``device_seconds``, samples for
+``samples``). Reports use ``step = cost`` as an integer: samples, or milliseconds of time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shutil
+import traceback
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from convtune import __version__
+from convtune.config.recipe import Recipe
+from convtune.config.record import (
+    SCHEDULE_ATTR,
+    SPEC_ATTR,
+    TRAINED,
+    TrialRecord,
+    TrialStatus,
+    cost_unit,
+    is_enqueued_repeat,
+    set_study_attr,
+    step_scale,
+    study_attr,
+    write_status,
+    write_trial,
+)
+from convtune.config.spec import StudySpec
+from convtune.curves import Forecast, LRSchedule, forecast_time_to_target, time_to_target
+from convtune.errors import ConvtuneError, StudyError, WorkloadError
+from convtune.execution.executor import Executor, InProcessExecutor
+from convtune.storage import open_storage, redact, resolve_storage_url
+from convtune.study.signals import Preempted, _lost_interrupt
+from convtune.training.engine import EngineConfig, Progress, RunResult, default_threads
+from convtune.training.memory import peak_rss_mb
+
+if TYPE_CHECKING:
+    pass
+
+_SCHEDULE_POINTS = 256
+
+
+class TrialFailed(Exception):
+    """A trial crashed (not a user error): it ends FAIL and the study goes on."""
+
+
+def penalty(spec: StudySpec, final_gap: float) -> float:
+    """A value worse than any reachable one, growing with how far the trial stayed from the target.
+
+    Every reached trial (value ≤ max_cost) and every finite forecast (capped below the base)
+    ranks above it; penalised trials rank among themselves by their final gap.
+    """
+    base = penalty_base(spec)
+    gap = final_gap if math.isfinite(final_gap) else 1e6
+    return base * (1.0 + min(gap, 1e6))
+
+
+def penalty_base(spec: StudySpec) -> float:
+    return 1e3 * spec.max_cost if math.isfinite(spec.max_cost) else 1e12
+
+
+# ---- creating and opening studies -------------------------------------------------------------
+
+
+def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optuna.Study:
+    """Create study ``name`` holding the whole ``spec``; an existing one must have the same spec."""
+    url = resolve_storage_url(storage or spec.storage)
+    backend = open_storage(url)
+    stored = spec.to_dict()
+    try:
+        existing = optuna.load_study(study_name=name, storage=backend)
+    except KeyError:
+        existing = None
+    if existing is not None:
+        old = study_attr(existing, SPEC_ATTR)
+        if old != json.loads(json.dumps(stored)):
+            changed = sorted(k for k in set(old or {}) | set(stored) if (old or {}).get(k) != stored.get(k))
+            raise StudyError(
+                f"study {name!r} exists with a different spec (differs in: {', '.join(changed) or 'all'})",
+                where=redact(url),
+                fix="choose another name, or delete it with `convtune study delete`",
+            )
+        return existing
+    study = optuna.create_study(study_name=name, storage=backend, direction="minimize")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names([f"time_to_target_{cost_unit(spec.cost)}"])
+        set_study_attr(study, SPEC_ATTR, stored)
+        set_study_attr(study, "target", spec.target)
+        set_study_attr(study, "cost", spec.cost)
+        set_study_attr(study, "cost_unit", cost_unit(spec.cost))
+        set_study_attr(study, "report_step_unit", "samples" if spec.cost == "samples" else "milliseconds")
+        set_study_attr(study, "workload", spec.workload)
+        set_study_attr(study, "convtune_version", __version__)
+    except Exception:
+        optuna.delete_study(study_name=name, storage=backend)  # nothing half-written
+        raise
+    return study
+
+
+def open_study(name: str, storage: str | None = None, **study_kwargs: Any) -> tuple[optuna.Study, StudySpec]:
+    """Load a convtune study and its stored spec."""
+    url = resolve_storage_url(storage)
+    backend = open_storage(url)
+    try:
+        study = optuna.load_study(study_name=name, storage=backend, **study_kwargs)
+    except KeyError:
+        raise StudyError(
+            f"no study named {name!r}",
+            where=redact(url),
+            fix="create it with `convtune study create NAME --config studies/X.yaml`, or check --storage",
+        ) from None
+    raw = study_attr(study, SPEC_ATTR)
+    if raw is None:
+        raise StudyError(f"study {name!r} was not created by convtune", where=redact(url))
+    return study, StudySpec.from_dict(raw, where=f"study {name}")
+
+
+def make_sampler(spec: StudySpec) -> optuna.samplers.BaseSampler:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        if spec.sampler == "random":
+            return optuna.samplers.RandomSampler(seed=spec.seed)
+        if spec.sampler == "gp":
+            return optuna.samplers.GPSampler(seed=spec.seed)
+        # group=True: conditional parameters (adamw.*, cyclic.*) are modelled within their group.
+        return optuna.samplers.TPESampler(seed=spec.seed, multivariate=True, group=True, n_startup_trials=5)
+
+
+def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
+    if spec.pruner == "none":
+        return optuna.pruners.NopPruner()
+    if spec.pruner == "median":
+        return optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0)
+    from convtune.pruners import TimeToTargetPruner
+
+    return TimeToTargetPruner.for_spec(spec)
+
+
+# ---- running trials ---------------------------------------------------------------------------
+
+
+@dataclass
+class TrialEvent:
+    """What the CLI's progress display hears about: an evaluation or a finished trial."""
+
+    kind: str  # "eval" or "done"
+    trial: int
+    cost: float = 0.0
+    metric: float = math.nan
+    status: str = ""
+    value: float = math.nan
+
+
+@dataclass
+class _Reporter:
+    """Turns engine records into Optuna reports and the stop decision for one trial."""
+
+    trial: optuna.Trial
+    spec: StudySpec
+    recipe: Recipe
+    on_event: Callable[[TrialEvent], None] | None
+    pruned: bool = False
+    costs: list[float] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    # The trial's peak resident memory in MB (this process's, or the highest of its ranks'); None
+    # where it is not measured (script and command trials).
+    memory: Callable[[], float] | None = None
+    oom: str = ""
+
+    def __call__(self, progress: Progress) -> bool:
+        _lost_interrupt.raise_if_pending()
+        target = self.spec.target_spec
+        if target.metric not in progress.metrics:
+            raise WorkloadError(
+                f"evaluate() returned {sorted(progress.metrics)}, not the target's metric {target.metric!r}",
+                where="workload",
+                fix="return the metric named in the target",
+            )
+        value = float(progress.metrics[target.metric])
+        step = int(round(progress.cost * step_scale(self.spec.cost)))
+        if not self.costs:
+            write_trial(
+                self.trial, {SCHEDULE_ATTR: schedule_for(self.recipe, step / max(1, progress.step)).to_dict()}
+            )
+        self.costs.append(float(step))
+        self.values.append(value)
+        if math.isfinite(value):
+            self.trial.report(value, step=step)
+        if self.on_event:
+            self.on_event(TrialEvent("eval", self.trial.number, cost=progress.cost, metric=value))
+        if self.memory is not None and self.spec.max_memory_mb:
+            used = self.memory()
+            if used > self.spec.max_memory_mb:
+                self.oom = f"peak memory {used:.0f} MB over max_memory_mb={self.spec.max_memory_mb:g}"
+                return True
+        if target.is_reached(value):
+            return True
+        if progress.cost >= self.spec.max_cost:
+            return False  # the engine ends it with status "budget"
+        if self.trial.should_prune():
+            self.pruned = True
+            return True
+        return False
+
+
+def _is_oom(exc: BaseException) -> bool:
+    """CUDA (or any torch) out-of-memory, raised here or described by a rank."""
+    text = f"{type(exc).__name__}: {exc} {getattr(exc, 'description', '')}"
+    return "OutOfMemoryError" in text or "CUDA out of memory" in text
+
+
+def schedule_for(recipe: Recipe, cost_per_step: float) -> LRSchedule:
+    """The trial's LR against cost over its whole planned run (what the forecaster needs)."""
+    return LRSchedule.from_steps(recipe.lr_per_step, cost_per_step, max_points=_SCHEDULE_POINTS)
+
+
+def engine_config(spec: StudySpec, *, local_workers: int = 1) -> EngineConfig:
+    """The engine settings a study's spec implies (threads: cores / (ranks × local workers))."""
+    return EngineConfig(
+        eval_every=spec.eval_interval,
+        eval_unit=spec.eval_unit,
+        max_cost=spec.max_cost,
+        cost=spec.cost,
+        seed=spec.seed,
+        threads=default_threads(spec.world_size, local_workers),
+        max_skipped_steps=spec.max_skipped_steps,
+    )
+
+
+class Objective:
+    """Runs one trial of a convtune study and returns its value by the outcome table."""
+
+    def __init__(
+        self,
+        spec: StudySpec,
+        *,
+        executor: Executor | None = None,
+        local_workers: int = 1,
+        on_event: Callable[[TrialEvent], None] | None = None,
+        after_trial: Callable[[optuna.Trial], None] | None = None,
+    ):
+        self.spec = spec
+        # Runs once the outcome is recorded, while the trial is still open (plots, artifacts).
+        self.after_trial = after_trial
+        self.space = spec.search_space
+        self.on_event = on_event
+        self.executor = executor or InProcessExecutor(spec)
+        self.config = engine_config(spec, local_workers=local_workers)
+
+    def __call__(self, trial: optuna.Trial) -> float:
+        recipe = self.space.recipe(trial)
+        write_trial(
+            trial,
+            {
+                "recipe": recipe.to_dict(),
+                "effective_batch_size": recipe.effective_batch_size,
+                "total_steps": recipe.total_steps,
+                "world_size": recipe.world_size,
+            },
+        )
+        twin = finished_twin(trial, self.spec.duplicate_tolerance)
+        if twin is not None:
+            return self._repeat(trial, twin)
+        reporter = _Reporter(trial, self.spec, recipe, self.on_event)
+        if isinstance(self.executor, InProcessExecutor):
+            reporter.memory = peak_rss_mb  # the trial trains in this process: its peak RSS is ours
+        else:  # launched ranks (warm, or the user's script) send theirs with their reports
+            reporter.memory = getattr(self.executor, "peak_rss_mb", None)
+        # An enqueued trial may carry its own training seed (``confirm`` repeats one config
+        # over seeds); every other trial trains with the spec's.
+        seed = TrialRecord.of(trial).seed
+        config = self.config if seed is None else dataclasses.replace(self.config, seed=int(seed))
+        checkpoints = self._checkpoint_dir(trial)
+        if checkpoints is not None:
+            config = dataclasses.replace(config, checkpoint_dir=str(checkpoints))
+            if (checkpoints / "checkpoint.pt").exists():
+                write_trial(trial, {"resumed_from_checkpoint": True})
+        preempted = False
+        try:
+            return self._run(trial, recipe, config, reporter)
+        except Preempted:
+            preempted = True  # its retry resumes from this checkpoint
+            raise
+        finally:  # a finished (or failed, or interrupted) trial is never resumed: drop its state
+            if checkpoints is not None and not preempted:
+                shutil.rmtree(checkpoints, ignore_errors=True)
+
+    def _repeat(self, trial: optuna.Trial, twin: FrozenTrial) -> float:
+        """The outcome of a trial that trained these params (or nearly: ``duplicate_tolerance``)
+        with the same seed: no rerun.
+
+        Training is seeded, so a rerun would retrace the twin's curve (or differ only by
+        timing noise, which cannot make a configuration faster); samplers suggest such repeats
+        often once they converge (on the recorded grids 8–10% of a study's samples went to
+        trials within 5% of an earlier one). The value is the twin's, so the sampler learns the
+        same; ``status: duplicate`` keeps it out of the measured best, the scaling fits and the
+        pruner's incumbent and prior.
+        """
+        status = TrialRecord.of(twin).status
+        same = "same" if twin.params == trial.params else "nearly the same"
+        write_status(
+            trial,
+            TrialStatus.DUPLICATE,
+            duplicate_of=twin.number,
+            reason=f"{same} configuration and seed as trial {twin.number} ({status}): its outcome, not trained again",
+        )
+        trial.set_constraint("diverged", float(status == "diverged"))
+        trial.set_constraint("oom", float(status == "oom"))
+        value = float(twin.value)  # type: ignore[arg-type]
+        if self.on_event:
+            self.on_event(TrialEvent("done", trial.number, status="duplicate", value=value))
+        return value
+
+    def _checkpoint_dir(self, trial: optuna.Trial) -> Path | None:
+        """One directory per original trial: its retries resume from the same checkpoint."""
+        if not self.spec.checkpoint_dir:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            frozen = trial.study._storage.get_trial(trial._trial_id)
+            original = optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(frozen)
+        number = trial.number if original is None else original
+        return Path(self.spec.checkpoint_dir) / trial.study.study_name / f"trial-{number}"
+
+    def _run(self, trial: optuna.Trial, recipe: Recipe, config: EngineConfig, reporter: _Reporter) -> float:
+        try:
+            result = self.executor.run(recipe, config, reporter)
+        except ConvtuneError:
+            raise
+        except Exception as exc:  # Ctrl-C and SIGTERM pass: _Leased marks the trial
+            if _is_oom(exc):  # out of memory: infeasible, not a crash (the sampler must avoid it)
+                result = RunResult(status="oom", reason=describe_error(exc))  # type: ignore[arg-type]
+                return self._finish(trial, result, reporter)
+            write_status(trial, TrialStatus.FAILED, error=describe_error(exc))
+            if self.on_event:
+                self.on_event(TrialEvent("done", trial.number, status="failed"))
+            raise TrialFailed(describe_error(exc)) from exc
+        if reporter.oom:
+            result = dataclasses.replace(result, status="oom", reason=reporter.oom)  # type: ignore[arg-type]
+        return self._finish(trial, result, reporter)
+
+    def _finish(self, trial: optuna.Trial, result: RunResult, reporter: _Reporter) -> float:
+        value = record_outcome(trial, self.spec, result, reporter.costs, reporter.values, reporter.pruned)
+        if self.after_trial:
+            self.after_trial(trial)
+        if self.on_event:
+            self.on_event(
+                TrialEvent("done", trial.number, status=TrialRecord.of(trial).status or "", value=value)
+            )
+        return value
+
+
+def describe_error(exc: BaseException) -> str:
+    """First line of the error and where it was raised (file:line in function)."""
+    if isinstance(getattr(exc, "description", None), str):  # a rank's own error, described there
+        return exc.description  # type: ignore[attr-defined]
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {first}{where}"
+
+
+def record_outcome(
+    trial: optuna.Trial,
+    spec: StudySpec,
+    result: RunResult,
+    step_costs: list[float],
+    values: list[float],
+    pruned: bool,
+) -> float:
+    """Set the trial's attributes by the outcome table and return its objective value."""
+    target = spec.target_spec
+    scale = step_scale(spec.cost)
+    measured = time_to_target(step_costs, values, target) / scale if step_costs else math.inf
+    finite = [v for v in values if math.isfinite(v)]
+    final_gap = target.gap(finite[-1]) if finite else math.inf
+    attrs: dict[str, Any] = {
+        "steps": result.steps,
+        "samples": result.samples,
+        "train_seconds": round(result.seconds, 3),
+        "samples_per_second": round(result.samples_per_second, 2),
+        "samples_per_second_per_rank": round(result.samples_per_second / spec.world_size, 2),
+        "peak_memory_mb": round(result.peak_memory_bytes / 2**20, 1),
+        "backend": result.backend,
+        "rank_samples_per_second": result.rank_samples_per_second,
+        "rank_peak_memory_mb": [round(m / 2**20, 1) for m in result.rank_peak_memory_bytes],
+        "data_wait_share": None if result.data_wait_share is None else round(result.data_wait_share, 4),
+        "comm_share": None if result.comm_share is None else round(result.comm_share, 4),
+        "final_metric": finite[-1] if finite else None,
+        "final_gap": final_gap if math.isfinite(final_gap) else None,
+        "curve": {
+            "step": [p.step for p in result.history],
+            "samples": [p.samples for p in result.history],
+            "seconds": [round(p.seconds, 4) for p in result.history],
+            "metric": [p.metrics.get(target.metric) for p in result.history],
+            "train_loss": [p.train_loss for p in result.history],
+            "lr": [p.lr for p in result.history],
+        },
+    }
+    infeasible = oom = 0.0
+    if result.status == "oom":  # over the memory cap, or out of device memory
+        status, value, oom = "oom", penalty(spec, final_gap), 1.0
+        attrs["reason"] = result.reason
+        attrs["extrapolated"] = False
+    elif math.isfinite(measured):
+        status, value = "reached", measured
+        attrs["time_to_target"] = measured
+        attrs["extrapolated"] = False
+    elif result.status == "diverged":
+        status, value, infeasible = "diverged", penalty(spec, final_gap), 1.0
+        attrs["reason"] = result.reason
+        attrs["extrapolated"] = False
+    else:
+        status = "stopped" if pruned else "budget"
+        forecast, why = _forecast_unreached(trial, spec, step_costs, values)
+        attrs.update(forecast.to_attrs())
+        estimate = forecast.estimate / scale
+        beyond = estimate > (step_costs[-1] / scale if step_costs else 0.0)
+        value = (
+            estimate
+            if math.isfinite(estimate) and beyond and estimate < penalty_base(spec)
+            else penalty(spec, final_gap)
+        )
+        attrs["predicted_time_to_target"] = estimate if math.isfinite(estimate) else None
+        attrs["extrapolated"] = True
+        attrs["reason"] = why if pruned else result.reason or "finished its planned run"
+    attrs["status"] = status
+    write_trial(trial, attrs)
+    trial.set_constraint("diverged", infeasible)
+    trial.set_constraint("oom", oom)
+    return float(value)
+
+
+def finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | None:
+    """A finished trial that trained ``trial``'s params (within ``tolerance``, see
+    ``same_configuration``) with the spec's seed, if any; an exact repeat first.
+
+    Enqueued trials (a baseline, ``confirm`` runs, retries of a lost trial) always train: they
+    were asked for by name.
+    """
+    frozen = trial.study._storage.get_trial(trial._trial_id)
+    if is_enqueued_repeat(frozen):
+        return None
+    trained = [
+        other
+        for other in trial.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if other.number != trial.number
+        and (record := TrialRecord.of(other)).status in TRAINED
+        and record.seed is None
+    ]
+    exact = next((other for other in trained if other.params == frozen.params), None)
+    if exact is not None or tolerance <= 0:
+        return exact
+    return next(
+        (
+            other
+            for other in trained
+            if same_configuration(frozen.params, other.params, frozen.distributions, tolerance)
+        ),
+        None,
+    )
+
+
+def same_configuration(
+    params: Mapping[str, Any],
+    other: Mapping[str, Any],
+    distributions: Mapping[str, optuna.distributions.BaseDistribution],
+    tolerance: float,
+) -> bool:
+    """Whether two trials' params are one configuration: the same names and choices, and every
+    range within ``tolerance`` of its width (on the log scale where the range is log).
+
+    Example:
+        >>> lr = optuna.distributions.FloatDistribution(1e-4, 1e-1, log=True)
+        >>> same_configuration({"peak_lr": 0.010}, {"peak_lr": 0.0103}, {"peak_lr": lr}, 0.05)
+        True
+    """
+    if params.keys() != other.keys():
+        return False
+    for name, value in params.items():
+        dist = distributions.get(name)
+        if not isinstance(
+            dist, optuna.distributions.FloatDistribution | optuna.distributions.IntDistribution
+        ):
+            if value != other[name]:
+                return False
+            continue
+        low, high, a, b = float(dist.low), float(dist.high), float(value), float(other[name])
+        if dist.log:
+            low, high, a, b = math.log(low), math.log(high), math.log(a), math.log(b)
+        if abs(a - b) > tolerance * (high - low):
+            return False
+    return True
+
+
+def _forecast_unreached(
+    trial: optuna.Trial, spec: StudySpec, step_costs: list[float], values: list[float]
+) -> tuple[Forecast, str]:
+    """The forecast to record on an unreached trial, and why the pruner stopped it (if it did).
+
+    With convtune's pruner this is the very forecast it decided on (prior from finished trials).
+    """
+    from convtune.pruners import TimeToTargetPruner
+
+    pruner = trial.study.pruner
+    if isinstance(pruner, TimeToTargetPruner):
+        frozen = trial.study._storage.get_trial(trial._trial_id)  # as Trial.should_prune does
+        decision = pruner.decide(trial.study, frozen)
+        forecast = decision.forecast or pruner.forecast_trial(trial.study, frozen)
+        return forecast, f"pruned: {decision.reason}"
+    schedule = TrialRecord.of(trial).schedule
+    schedule = LRSchedule.from_dict(schedule) if schedule else None
+    forecast = forecast_time_to_target(step_costs, values, spec.target_spec, schedule=schedule)
+    return forecast, f"pruned by {type(pruner).__name__}"

@@ -1,0 +1,421 @@
+"""The training loop: it owns the knobs convtune tunes, and reads top to bottom.
+
+Gradient accumulation (synchronising only on the last micro-step under DDP), autocast, dynamic
+loss scaling, clipping after unscaling, one scheduler step per optimizer step, evaluation every
+``eval_every`` samples or steps, and a :class:`Progress` record at each evaluation. It never
+imports optuna: whoever calls :func:`train` decides what a record means via ``on_eval``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import torch
+import torch.distributed as dist
+
+from convtune.config.recipe import Recipe
+from convtune.training.memory import peak_rss_bytes, reset_peak_rss
+from convtune.workloads import Workload
+
+CostKind = Literal["wallclock", "samples", "device_seconds"]
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How to run one trial (not what to tune: that is the Recipe).
+
+    ``eval_every`` counts samples (default, so batch sizes stay comparable) or optimizer steps.
+    ``max_cost`` caps the run in ``cost`` units; it never changes the schedule.
+    ``max_skipped_steps``: fp16 steps skipped in a row (inf/NaN gradients) that count as divergence.
+    """
+
+    eval_every: int = 4096
+    eval_unit: Literal["samples", "steps"] = "samples"
+    max_cost: float = math.inf
+    cost: CostKind = "wallclock"
+    seed: int = 0
+    threads: int | None = None
+    max_skipped_steps: int = 8
+    device: str | None = None
+    # Synchronise gradients on every micro-step instead of only the last (reference for tests and
+    # benchmarks of no_sync accumulation; slower, same result within float tolerance).
+    sync_every_micro_step: bool = False
+    # Checkpoint at every evaluation (model, optimizer, scheduler, scaler, counters, RNG, data
+    # position, records so far) and resume from it when it exists: a preempted trial continues.
+    checkpoint_dir: str | None = None
+
+
+@dataclass
+class Progress:
+    """One evaluation: where training stands and what the metrics say."""
+
+    step: int
+    samples: int
+    seconds: float
+    cost: float
+    train_loss: float
+    metrics: dict[str, float]
+    lr: float
+    loss_scale: float
+    skipped_steps: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunResult:
+    """How a run ended and every record it produced."""
+
+    history: list[Progress] = field(default_factory=list)
+    status: Literal["finished", "stopped", "budget", "diverged"] = "finished"
+    reason: str = ""
+    steps: int = 0
+    samples: int = 0
+    seconds: float = 0.0
+    peak_memory_bytes: int = 0
+    world_size: int = 1
+    backend: str = "none"
+    # One entry per rank (rank order): each rank's own samples/s and peak memory.
+    rank_samples_per_second: list[float] = field(default_factory=list)
+    rank_peak_memory_bytes: list[int] = field(default_factory=list)
+    # Shares of training time: waiting for the next batch, and exposed gradient communication
+    # (DDP's sampled backward comm time minus its overlap with compute); None where unmeasured.
+    data_wait_share: float | None = None
+    comm_share: float | None = None
+
+    @property
+    def samples_per_second(self) -> float:
+        return self.samples / self.seconds if self.seconds > 0 else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        """Plain data for sending between processes (the records travel separately)."""
+        data = asdict(self)
+        data.pop("history")
+        return data
+
+    @classmethod
+    def from_summary(cls, data: dict[str, Any], history: list[Progress]) -> RunResult:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "history"}
+        return cls(history=list(history), **known)
+
+
+def default_threads(ranks: int = 1, local_workers: int = 1) -> int:
+    """Torch threads per rank: cores / (ranks × local workers), at least one.
+
+    Two threads per process collapse to about a step a second on small machines once anything
+    else runs, so ranks never share cores.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores // max(1, ranks * local_workers))
+
+
+def _distributed() -> tuple[int, int]:
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _reset_peak_memory(device: torch.device) -> None:
+    """Start this run's peak afresh: warm ranks run many trials in one process."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+        return
+    reset_peak_rss()
+
+
+def _peak_memory(device: torch.device) -> int:
+    if device.type == "cuda":
+        return int(torch.cuda.max_memory_allocated(device))
+    return peak_rss_bytes()
+
+
+def _exposed_comm_seconds(ddp: torch.nn.Module) -> float | None:
+    """DDP's sampled per-iteration backward communication not hidden behind compute."""
+    try:
+        data = ddp._get_ddp_logging_data()  # type: ignore[operator]
+    except Exception:  # private API: measure where it exists, never fail a run over it
+        return None
+    comm = data.get("avg_backward_comm_time")
+    if not comm:
+        return None
+    return max(0.0, (comm - data.get("avg_backward_compute_comm_overlap_time", 0)) / 1e9)
+
+
+def train(
+    workload: Workload,
+    recipe: Recipe,
+    config: EngineConfig,
+    on_eval: Callable[[Progress], bool] | None = None,
+) -> RunResult:
+    """Train ``workload`` with ``recipe`` until ``on_eval`` says stop, divergence or ``max_cost``.
+
+    ``on_eval`` runs on every rank with the same record (rank 0's metrics, broadcast) and must
+    return the same answer on every rank; its True stops the run at once.
+    """
+    rank, world_size = _distributed()
+    if world_size != recipe.world_size:
+        raise ValueError(
+            f"recipe.world_size={recipe.world_size} but the process group has {world_size} ranks"
+        )
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if device.type == "cuda" and world_size > 1:
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
+        torch.cuda.set_device(device)
+    torch.manual_seed(config.seed)  # same initial weights on every rank
+    _reset_peak_memory(device)
+
+    model = workload.build_model().to(device)
+    trained = model
+    if world_size > 1:
+        trained = torch.nn.parallel.DistributedDataParallel(
+            model,
+            device_ids=[device.index] if device.type == "cuda" else None,
+            bucket_cap_mb=recipe.bucket_cap_mb,
+            gradient_as_bucket_view=recipe.gradient_as_bucket_view,
+        )
+    optimizer = _build_optimizer(recipe, model)
+    scheduler = recipe.scheduler(optimizer)
+    scaler = recipe.grad_scaler(device.type)
+    autocast = recipe.autocast(device.type)
+    batches = workload.train_batches(recipe.micro_batch_size, rank, world_size, config.seed)
+    samples_per_step = recipe.effective_batch_size
+    ranks_for_cost = world_size if config.cost == "device_seconds" else 1
+
+    result = RunResult()
+    step = samples = skipped_in_row = skipped_total = 0
+    train_clock = 0.0  # seconds spent training; evaluation and setup are off the clock
+    data_clock = 0.0  # of which waiting for the next batch
+    next_eval = config.eval_every
+    loss_sum = torch.zeros((), device=device)
+    loss_count = 0
+
+    def cost_now() -> float:
+        if config.cost == "samples":
+            return float(samples)
+        return train_clock * ranks_for_cost
+
+    resumed = _load_checkpoint(config, model, optimizer, scheduler, scaler, device)
+    replay_stop = False
+    if resumed is not None:
+        step, samples, skipped_total = resumed["step"], resumed["samples"], resumed["skipped_total"]
+        train_clock, data_clock, next_eval = (
+            resumed["train_clock"],
+            resumed["data_clock"],
+            resumed["next_eval"],
+        )
+        for _ in range(step * recipe.grad_accum_steps):  # the data position: the same batches follow
+            next(batches)
+        # The records so far go to on_eval again: a retried trial reports the curve it resumes.
+        for data in resumed["history"]:
+            record = Progress(**data)
+            result.history.append(record)
+            if on_eval is not None and on_eval(record):
+                replay_stop = True
+                result.status, result.reason = "stopped", "stopped by the caller"
+                break
+
+    while not replay_stop:
+        started = time.perf_counter()
+        model.train()
+        step_loss = torch.zeros((), device=device)
+        for micro_step in range(recipe.grad_accum_steps):
+            fetch_started = time.perf_counter()
+            batch = next(batches)
+            data_clock += time.perf_counter() - fetch_started
+            # Under DDP, all-reduce only on the last micro-step; the others accumulate locally.
+            last = micro_step == recipe.grad_accum_steps - 1 or config.sync_every_micro_step
+            sync = contextlib.nullcontext() if last or world_size == 1 else trained.no_sync()
+            with sync:
+                with autocast:
+                    loss = workload.loss(trained, batch) / recipe.grad_accum_steps
+                scaler.scale(loss).backward()
+            step_loss += loss.detach().float()
+        if recipe.clip_norm is not None:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.clip_norm)
+        scale_before = scaler.get_scale() if scaler.is_enabled() else 1.0
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+        step += 1
+        samples += samples_per_step
+        if step < recipe.total_steps:  # past the planned horizon the LR holds
+            scheduler.step()
+
+        loss_value = step_loss.item()  # one sync per optimizer step, needed to catch divergence
+        train_clock += time.perf_counter() - started
+        loss_sum += loss_value
+        loss_count += 1
+        diverged = ""
+        if not math.isfinite(loss_value):
+            diverged = f"non-finite training loss at step {step}"
+        elif scaler.is_enabled():
+            scale_after = scaler.get_scale()
+            if scale_after < scale_before:
+                skipped_in_row += 1
+                skipped_total += 1
+            else:
+                skipped_in_row = 0
+            if scale_after < 1.0:
+                diverged = f"loss scale fell below 1 at step {step}"
+            elif skipped_in_row >= config.max_skipped_steps:
+                diverged = f"{skipped_in_row} fp16 steps skipped in a row at step {step}"
+        progress_due = (samples if config.eval_unit == "samples" else step) >= next_eval
+        over_budget = cost_now() >= config.max_cost
+        planned_run_done = step >= recipe.total_steps  # the same on every rank
+        if world_size > 1:
+            # Each rank has its own clock and loss: agree on both flags so all ranks stop together.
+            flags = torch.tensor([1.0 if diverged else 0.0, 1.0 if over_budget else 0.0], device=device)
+            dist.all_reduce(flags, op=dist.ReduceOp.MAX)
+            if flags[0].item() and not diverged:
+                diverged = "another rank diverged"
+            over_budget = bool(flags[1].item())
+        if progress_due or diverged or over_budget or planned_run_done:
+            while (samples if config.eval_unit == "samples" else step) >= next_eval:
+                next_eval += config.eval_every
+            metrics = _evaluate(workload, model, rank, world_size, device)
+            record = Progress(
+                step=step,
+                samples=samples,
+                seconds=train_clock,
+                cost=cost_now(),
+                train_loss=float(loss_sum.item() / max(1, loss_count)),
+                metrics=metrics,
+                lr=float(optimizer.param_groups[0]["lr"]),
+                loss_scale=float(scaler.get_scale()) if scaler.is_enabled() else 1.0,
+                skipped_steps=skipped_total,
+            )
+            loss_sum.zero_()
+            loss_count = 0
+            result.history.append(record)
+            stop = bool(on_eval(record)) if on_eval is not None else False
+            if diverged:
+                result.status, result.reason = "diverged", diverged
+                break
+            if stop:
+                result.status, result.reason = "stopped", "stopped by the caller"
+                break
+            if over_budget:
+                result.status, result.reason = "budget", f"max_cost {config.max_cost:g} reached"
+                break
+            if planned_run_done:
+                # The schedule's horizon is the planned run: past it a decayed LR buys nothing.
+                result.status, result.reason = "finished", f"planned run of {recipe.total_steps} steps done"
+                break
+            if config.checkpoint_dir and rank == 0 and not recipe.zero:
+                _save_checkpoint(
+                    config.checkpoint_dir,
+                    model,
+                    optimizer,
+                    scheduler,
+                    scaler,
+                    step=step,
+                    samples=samples,
+                    skipped_total=skipped_total,
+                    train_clock=train_clock,
+                    data_clock=data_clock,
+                    next_eval=next_eval,
+                    history=[p.to_dict() for p in result.history],
+                )
+
+    result.steps, result.samples, result.seconds = step, samples, train_clock
+    result.peak_memory_bytes = _peak_memory(device)
+    result.world_size = world_size
+    result.backend = dist.get_backend() if world_size > 1 else "none"
+    result.data_wait_share = data_clock / train_clock if train_clock > 0 else None
+    comm = _exposed_comm_seconds(trained) if world_size > 1 else None
+    result.comm_share = min(1.0, comm * step / train_clock) if comm is not None and train_clock > 0 else None
+    mine = (samples / world_size / train_clock if train_clock > 0 else 0.0, result.peak_memory_bytes)
+    if world_size > 1:
+        every: list[Any] = [None] * world_size
+        dist.all_gather_object(every, mine)
+    else:
+        every = [mine]
+    result.rank_samples_per_second = [round(float(s), 2) for s, _ in every]
+    result.rank_peak_memory_bytes = [int(m) for _, m in every]
+    result.peak_memory_bytes = max(result.rank_peak_memory_bytes)
+    return result
+
+
+CHECKPOINT_FILE = "checkpoint.pt"
+
+
+def _save_checkpoint(
+    directory: str, model: Any, optimizer: Any, scheduler: Any, scaler: Any, **state: Any
+) -> None:
+    """Write the run's state atomically (a kill mid-write leaves the previous checkpoint)."""
+    os.makedirs(directory, exist_ok=True)
+    state.update(
+        model=model.state_dict(),
+        optimizer=optimizer.state_dict(),
+        scheduler=scheduler.state_dict(),
+        scaler=scaler.state_dict(),
+        rng=torch.get_rng_state(),
+        cuda_rng=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+    )
+    tmp = os.path.join(directory, f".{CHECKPOINT_FILE}.{os.getpid()}")
+    torch.save(state, tmp)
+    os.replace(tmp, os.path.join(directory, CHECKPOINT_FILE))
+
+
+def _load_checkpoint(
+    config: EngineConfig, model: Any, optimizer: Any, scheduler: Any, scaler: Any, device: torch.device
+) -> dict[str, Any] | None:
+    if not config.checkpoint_dir:
+        return None
+    path = os.path.join(config.checkpoint_dir, CHECKPOINT_FILE)
+    if not os.path.exists(path):
+        return None
+    state = torch.load(path, map_location=device, weights_only=True)  # tensors and plain data only
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    scaler.load_state_dict(state["scaler"])
+    torch.set_rng_state(state["rng"].cpu())
+    if state.get("cuda_rng") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda_rng"])
+    return state
+
+
+def _build_optimizer(recipe: Recipe, model: torch.nn.Module) -> torch.optim.Optimizer:
+    if recipe.zero and dist.is_available() and dist.is_initialized():
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+
+        from convtune.config.optim import OPTIMIZERS, param_groups
+
+        # ZeRO-1: each rank keeps the optimizer state of its shard of the parameters only.
+        entry = OPTIMIZERS[recipe.optimizer_name]
+        params = dict(recipe.optimizer_params)
+        groups = param_groups(model, float(params.get("weight_decay", 0.0)))
+        probe = entry.build([{"params": [torch.nn.Parameter(torch.zeros(1))]}], recipe.peak_lr, **params)
+        zero = ZeroRedundancyOptimizer(groups[0]["params"], optimizer_class=type(probe), **probe.defaults)
+        for group in groups[1:]:
+            zero.add_param_group(group)
+        return zero
+    return recipe.optimizer(model)
+
+
+def _evaluate(
+    workload: Workload, model: torch.nn.Module, rank: int, world_size: int, device: torch.device
+) -> dict[str, float]:
+    """Evaluate on rank 0 in full precision and share the metrics with every rank."""
+    metrics: dict[str, float] = {}
+    if rank == 0:
+        model.eval()
+        with torch.no_grad():
+            metrics = {k: float(v) for k, v in workload.evaluate(model).items()}
+        model.train()
+    if world_size > 1:
+        box = [metrics]
+        dist.broadcast_object_list(box, src=0)
+        metrics = box[0]
+    return metrics
