@@ -171,23 +171,7 @@ def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
         return optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0)
     from convtune.pruners import TimeToTargetPruner
 
-    max_cost = spec.max_cost * step_scale(spec.cost) if math.isfinite(spec.max_cost) else None
-    # margin 0.25: stop only trials whose optimistic forecast is 25% slower than the incumbent;
-    # with no margin the narrow forecast intervals stop would-be winners.
-    # time_to_target_field adds the field rule (forecast to lose and behind the fastest fifth at
-    # equal cost): cheaper, picking slightly worse. time_to_target_halving stops a trial behind
-    # the fastest third at equal cost from its first report, so a fixed budget buys more trials.
-    # Both may stop a trial whose optimistic forecast still wins, so they are the user's choice,
-    # not the default. The replays behind these settings are in docs/benchmarks.md.
-    field_quantile = 0.2 if spec.pruner == "time_to_target_field" else None
-    halving_quantile = 1 / 3 if spec.pruner == "time_to_target_halving" else None
-    return TimeToTargetPruner(
-        spec.target,
-        max_cost=max_cost,
-        margin=0.25,
-        field_quantile=field_quantile,
-        halving_quantile=halving_quantile,
-    )
+    return TimeToTargetPruner.for_spec(spec)
 
 
 # ---- running trials ---------------------------------------------------------------------------
