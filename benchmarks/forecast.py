@@ -38,8 +38,10 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import math
+import pickle
 import statistics
 import sys
 import time
@@ -53,7 +55,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from convtune.curves import LRSchedule, time_to_target
-from convtune.curves._calibration import CrossingCalibration
+from convtune.curves._calibration import CrossingCalibration, ahead
 from convtune.curves._forecast import Forecast, RawForecast, raw_forecast
 from convtune.target import Target
 
@@ -152,7 +154,7 @@ def load_home(path: Path = HOME_FILE) -> list[Workload]:
     return list(out.values())
 
 
-def load_all(paths: list[Path], home: bool) -> list[Workload]:
+def load_all(paths: list[Path], home: bool, max_runs: int | None = None) -> list[Workload]:
     files: list[Path] = []
     for p in paths:
         if p.is_dir():
@@ -162,6 +164,9 @@ def load_all(paths: list[Path], home: bool) -> list[Workload]:
     workloads = [w for w in (load_grid_file(f) for f in files) if w is not None and len(w.runs) >= 10]
     if home and HOME_FILE.exists():
         workloads += load_home()
+    if max_runs is not None:
+        for w in workloads:
+            w.runs = w.runs[:max_runs]
     return workloads
 
 
@@ -252,6 +257,67 @@ class Case:
     forecasts: dict[str, Forecast] = field(default_factory=dict)
 
 
+# Raw forecasts are the slow part; the corpus grows while it is being recorded, so they are kept
+# between runs, keyed by the curve, the cut, and the source of convtune.curves.
+_CACHE: dict[tuple[str, str, float, str], tuple[RawForecast, float]] = {}
+CACHE_DIR = Path.home() / ".cache" / "convtune-forecast-bench"
+
+
+def _code_digest() -> str:
+    """What the raw stage depends on: the curve models and the raw forecast's own code."""
+    import inspect
+
+    import convtune.curves._forecast as fc
+
+    h = hashlib.sha1()
+    folder = Path(fc.__file__).parent
+    for name in ("_models.py", "_schedule.py", "_measure.py", "_prior.py"):
+        h.update((folder / name).read_bytes())
+    for fn in (
+        fc.raw_forecast,
+        fc._local_trend_crossings,
+        fc._family_weights,
+        fc._defensive,
+        fc._crossings,
+        fc._first_noisy_crossings,
+        fc._future_evals,
+        fc._blew_up,
+        fc._warmup_end,
+    ):
+        h.update(inspect.getsource(fn).encode())
+    calibrated_stage = ("_ESTIMATE_QUANTILE", "_N_KNOTS")
+    consts = {k: v for k, v in vars(fc).items() if k[1:].isupper() and k not in calibrated_stage}
+    h.update(repr(sorted((k, repr(v)) for k, v in consts.items())).encode())
+    return h.hexdigest()[:12]
+
+
+def _run_digest(run: Run) -> str:
+    h = hashlib.sha1(run.samples.tobytes())
+    h.update(run.metric.tobytes())
+    h.update(str(run.horizon).encode())
+    if run.schedule is not None:
+        h.update(run.schedule.costs.tobytes())
+        h.update(run.schedule.lrs.tobytes())
+    return h.hexdigest()[:16]
+
+
+def load_cache() -> Path:
+    path = CACHE_DIR / f"raw-{_code_digest()}.pkl"
+    if path.exists():
+        try:
+            _CACHE.update(pickle.loads(path.read_bytes()))
+        except (pickle.UnpicklingError, EOFError, AttributeError):
+            pass
+    return path
+
+
+def save_cache(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(_CACHE))
+    tmp.replace(path)
+
+
 def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) -> list[Case]:
     cases: list[Case] = []
     for ti, target in enumerate(targets_for(w)):
@@ -270,10 +336,13 @@ def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) ->
                 for name, fn in BASELINES.items():
                     case.estimates[name] = fn(c, v, target)
                 for name in CALIBRATED:
-                    sched = run.schedule if name == "convtune" else None
-                    t0 = time.process_time()
-                    case.raw[name] = raw_forecast(c, v, target, schedule=sched, horizon=run.horizon)
-                    case.raw_ms[name] = 1e3 * (time.process_time() - t0)
+                    key = (_run_digest(run), str(target), cut, name)
+                    if key not in _CACHE:
+                        sched = run.schedule if name == "convtune" else None
+                        t0 = time.process_time()
+                        raw = raw_forecast(c, v, target, schedule=sched, horizon=run.horizon)
+                        _CACHE[key] = (raw, 1e3 * (time.process_time() - t0))
+                    case.raw[name], case.raw_ms[name] = _CACHE[key]
                 cases.append(case)
         if progress:
             print(f"  {w.name} target {target}: {len(cases)} cases", file=sys.stderr, flush=True)
@@ -298,10 +367,17 @@ def fit_calibration(cases: list[Case], method: str, fitted_on: list[str]) -> Cro
         ts = calibration_costs(case)
         if ts.size == 0:
             continue
-        rows.append((case.workload, r.key, r.cdf(ts), (case.truth <= ts).astype(float)))
+        rows.append(
+            (
+                case.workload,
+                [ahead(r.key, t, case.horizon) for t in ts],
+                r.cdf(ts),
+                (case.truth <= ts).astype(float),
+            )
+        )
         per_workload[case.workload] += ts.size
-    for wl, key, p, y in rows:
-        keys += [key] * p.size
+    for wl, row_keys, p, y in rows:
+        keys += row_keys
         raw += list(p)
         outcome += list(y)
         weight += [1.0 / per_workload[wl]] * p.size
@@ -400,8 +476,10 @@ def run_benchmark(
     workloads: list[Workload], cuts: tuple[float, ...], reported: list[str]
 ) -> tuple[dict[str, Any], list[Case]]:
     cases_by: dict[str, list[Case]] = {}
+    cache = load_cache()
     for w in workloads:
         cases_by[w.name] = build_cases(w, cuts, progress=True)
+        save_cache(cache)
     results: dict[str, Any] = {}
     for held in reported:
         train = [c for name, cs in cases_by.items() if name != held for c in cs]
@@ -487,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, nargs="*", default=None, help="grid files or folders")
     parser.add_argument("--no-home", action="store_true", help="leave out the home workloads entirely")
     parser.add_argument("--cuts", type=float, nargs="*", default=list(CUTS))
+    parser.add_argument("--max-runs", type=int, default=None, help="only the first N runs of each workload")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
     parser.add_argument(
         "--write-calibration",
@@ -500,11 +579,14 @@ def main(argv: list[str] | None = None) -> int:
         help="also score the home workloads (for development only: the forecaster was tuned on them)",
     )
     args = parser.parse_args(argv)
-    workloads = load_all(args.data if args.data is not None else DEFAULT_DATA, home=not args.no_home)
+    data = args.data if args.data is not None else DEFAULT_DATA
+    workloads = load_all(data, home=not args.no_home, max_runs=args.max_runs)
     cuts = tuple(args.cuts)
     print("workloads: " + ", ".join(f"{w.name} ({len(w.runs)})" for w in workloads), file=sys.stderr)
     if args.write_calibration is not None:
+        cache = load_cache()
         cases = [c for w in workloads for c in build_cases(w, cuts, progress=True)]
+        save_cache(cache)
         cal = fit_calibration(cases, "convtune", [w.name for w in workloads])
         blind = fit_calibration(cases, "convtune-blind", [])
         maps = dict(cal.maps)

@@ -33,6 +33,9 @@ from scipy.optimize import isotonic_regression
 DEFAULT_PATH = Path(__file__).with_name("calibration.json")
 # Edges of the "share of the planned run seen" buckets; each bucket has its own map.
 PROGRESS_EDGES = (0.15, 0.35, 0.6)
+# Edges of the "how far ahead is the cost asked about" buckets, as a share of the planned run:
+# a model's spread means something else at the next evaluation than at the end of the run.
+AHEAD_EDGES = (0.5, 1.0 - 1e-9)
 # Raw probabilities are pooled into at most this many bins before the isotonic fit: it keeps
 # the shipped table small and the map smooth where data are sparse.
 _MAX_BINS = 40
@@ -49,17 +52,29 @@ def situation(schedule_known: bool, progress: float | None) -> str:
     return f"{head}:{int(np.searchsorted(PROGRESS_EDGES, progress, side='right'))}"
 
 
+def ahead(key: str, cost: float, horizon: float | None) -> str:
+    """``key`` refined by where ``cost`` lies in the planned run (``"sched:1@2"``: at or past its end).
+
+    Without a horizon every cost is read as "by the end of the run": the question asked is
+    whether the curve gets there at all.
+    """
+    if horizon is None or not horizon > 0:
+        return f"{key}@{len(AHEAD_EDGES)}"
+    return f"{key}@{int(np.searchsorted(AHEAD_EDGES, cost / horizon, side='right'))}"
+
+
 @dataclass(frozen=True)
 class CrossingCalibration:
     """Monotone maps from a raw crossing probability to a calibrated one, per situation.
 
     ``maps[key] = (x, y)``: knots of a non-decreasing piecewise-linear function on ``[0, 1]``.
-    A key with no map (a situation never seen in fitting) falls back to the ``"<head>:all"``
-    map, then to the identity.
+    A key with no map (a situation never seen in fitting) falls back to the situation without
+    its ``@`` part (see :func:`ahead`), then to ``"<head>:all@<part>"`` and ``"<head>:all"``,
+    then to the identity.
 
     Example:
         >>> cal = CrossingCalibration({"sched:all": (np.array([0.0, 1.0]), np.array([0.1, 0.7]))})
-        >>> float(cal.apply("sched:2", 0.5))
+        >>> float(cal.apply("sched:2@1", 0.5))
         0.4
     """
 
@@ -67,7 +82,13 @@ class CrossingCalibration:
     fitted_on: tuple[str, ...] = ()
 
     def apply(self, key: str, p: float | np.ndarray) -> np.ndarray:
-        knots = self.maps.get(key) or self.maps.get(key.split(":")[0] + ":all")
+        knots = None
+        bare, _, at = key.partition("@")
+        head = bare.split(":")[0]
+        for k in (key, bare, f"{head}:all@{at}", f"{head}:all"):
+            knots = self.maps.get(k)
+            if knots is not None:
+                break
         p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
         if knots is None:
             return p
@@ -78,6 +99,7 @@ class CrossingCalibration:
         return {
             "fitted_on": list(self.fitted_on),
             "progress_edges": list(PROGRESS_EDGES),
+            "ahead_edges": list(AHEAD_EDGES),
             "maps": {
                 k: {"x": [round(float(a), 5) for a in x], "y": [round(float(b), 5) for b in y]}
                 for k, (x, y) in sorted(self.maps.items())
@@ -119,9 +141,18 @@ class CrossingCalibration:
         y = np.asarray(outcome, dtype=float)
         w = np.ones_like(p) if weight is None else np.asarray(weight, dtype=float)
         maps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        groups: dict[str, np.ndarray] = {k: keys_arr == k for k in np.unique(keys_arr)}
-        for head in {str(k).split(":")[0] for k in groups}:
-            groups[f"{head}:all"] = np.char.startswith(keys_arr.astype(str), head + ":")
+        keys_str = keys_arr.astype(str)
+        groups: dict[str, np.ndarray] = {str(k): keys_str == k for k in np.unique(keys_str)}
+        bare = np.array([k.split("@")[0] for k in keys_str]) if keys_str.size else keys_str
+        for k in np.unique(bare):
+            groups[str(k)] = bare == k
+        heads = np.array([k.split(":")[0] for k in keys_str]) if keys_str.size else keys_str
+        ats = np.array([k.partition("@")[2] for k in keys_str]) if keys_str.size else keys_str
+        for head in np.unique(heads):
+            groups[f"{head}:all"] = heads == head
+            for at in np.unique(ats[heads == head]):
+                if at:
+                    groups[f"{head}:all@{at}"] = (heads == head) & (ats == at)
         for key, sel in groups.items():
             if np.count_nonzero(sel) >= 50:
                 maps[str(key)] = _isotonic_map(p[sel], y[sel], w[sel])

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from convtune.curves._calibration import CrossingCalibration, default_calibration, situation
+from convtune.curves._calibration import CrossingCalibration, ahead, default_calibration, situation
 from convtune.curves._measure import as_target, time_to_target
 from convtune.curves._models import (
     Basis,
@@ -55,7 +55,7 @@ _DEFENSIVE_REACH = 40.0
 _LOCAL_SHARE = 0.25
 _LOCAL_POINTS = 4
 # The point estimate is this quantile of the calibrated crossing distribution.
-_ESTIMATE_QUANTILE = 0.5
+_ESTIMATE_QUANTILE = 0.3
 # Knots of the stored crossing distribution (cost, probability of having crossed by then).
 _N_KNOTS = 20
 
@@ -321,7 +321,12 @@ class RawForecast:
         costs, raw = costs[order], np.maximum.accumulate(raw[order])
         costs, first = np.unique(costs, return_index=True)
         raw = np.maximum.reduceat(raw, first)
-        probs = np.maximum.accumulate(cal.apply(self.key, raw))
+        # Each knot through the map of its situation and of how far ahead it lies; the running
+        # maximum keeps the distribution non-decreasing where the maps join.
+        mapped = np.array(
+            [float(cal.apply(ahead(self.key, t, self.horizon), p)) for t, p in zip(costs, raw, strict=True)]
+        )
+        probs = np.maximum.accumulate(mapped)
         probs[0] = 0.0
         tail = 0.5 * (1.0 - self.level)
         estimate = _inverse(costs, probs, _ESTIMATE_QUANTILE)
