@@ -107,7 +107,9 @@ def test_interval_coverage_within_bounds_over_many_draws_of_a_known_family() -> 
         ([-500.0, 500.0, 1000.0], [3.0, 2.0, 1.8]),
     ],
 )
-def test_degenerate_input_never_raises_and_stays_a_distribution(costs: list[float], values: list[float]) -> None:
+def test_degenerate_input_never_raises_and_stays_a_distribution(
+    costs: list[float], values: list[float]
+) -> None:
     schedules = (None, LRSchedule(np.array([0.0, HORIZON]), np.array([1e-3, 1e-4])))
     for schedule in schedules:
         for horizon in (None, HORIZON, math.inf, 0.0):
@@ -148,7 +150,9 @@ def test_probability_before_of_reached_and_diverged_curves() -> None:
 
 
 def test_a_calibration_table_survives_json() -> None:
-    cal = CrossingCalibration.fit(["sched:1"] * 60, np.linspace(0, 1, 60), (np.arange(60) % 3 == 0).astype(float))
+    cal = CrossingCalibration.fit(
+        ["sched:1"] * 60, np.linspace(0, 1, 60), (np.arange(60) % 3 == 0).astype(float)
+    )
     back = CrossingCalibration.from_dict(json.loads(json.dumps(cal.to_dict())))
     p = np.linspace(0, 1, 11)
     assert np.allclose(back.apply("sched:1", p), cal.apply("sched:1", p), atol=1e-4)
