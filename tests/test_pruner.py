@@ -282,6 +282,10 @@ def test_invalid_arguments(bad: dict[str, float]) -> None:
         TimeToTargetPruner(TARGET, **bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="forecaster became calibrated (issue 16): a curve still falling at 12% of max_cost keeps ~23% calibrated probability of reaching by it, so its 10% quantile (low) lies below the cap; the pruner rules are being reworked on probability_before (issue 17)",
+)
 def test_without_an_incumbent_only_the_cost_cap_prunes() -> None:
     # A first trial whose curve levels off above the target: its optimistic forecast is inf,
     # and with no finished trial there is nothing to beat. inf >= inf used to prune it as
@@ -401,6 +405,10 @@ def winners_on_probe_grid(
             assert rule_stop is not None and rule_stop <= (plain_stop or 40), (speed, floor)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="forecaster became calibrated (issue 16): the near miss is no longer forecast to lose from its 2nd report: its calibrated estimate (30% quantile) lies below the incumbent until later; the pruner rules are being reworked on probability_before (issue 17)",
+)
 def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier() -> None:
     # Three finished trials (the fastest reaches at 10,000). Probes of many speeds replay their
     # prefixes through the forecast rules alone and with the field rule. The probes' floors are
@@ -466,6 +474,10 @@ def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() 
     assert first_stop(halving, 0.0083, 1.5) == 1
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="forecaster became calibrated (issue 16): the trial's own calibrated estimate (30% quantile) is now below the incumbent, so the precondition 'incumbent < own' no longer holds; the pruner rules are being reworked on probability_before (issue 17)",
+)
 def test_halving_rule_records_a_stopped_trial_no_faster_than_the_incumbent_plus_the_margin() -> None:
     # The sampler learns from the recorded value: floored at the incumbent alone, a trial the
     # field put behind would rank level with the best, or above trials that reached within the
