@@ -104,10 +104,26 @@ def study_create(
             _say(f"warning: baseline {field_name} is fixed by the space; the space's value runs")
     url = resolve_storage_url(storage or spec.storage)
     console.print(f"study [bold]{name}[/] ready in {redact(url)} ({len(study.trials)} trials so far)")
-    console.print(
-        f"next: convtune study run {shlex.quote(name)} --n-trials 20"
-        + (f" --storage {shlex.quote(redact(url))}" if storage else "")
-    )
+    console.print(f"next: {_next_command(name, url)}")
+
+
+def _next_command(name: str, url: str) -> str:
+    """The ``study run`` command that finds this study's storage, with no password in it.
+
+    Without ``--storage`` when the default (``$CONVTUNE_STORAGE``, else the embedded file) is
+    this storage; with the password-less URL otherwise, which takes its password from
+    ``$CONVTUNE_STORAGE``, ``PGPASSWORD`` or ``~/.pgpass``.
+    """
+    from convtune.storage import resolve_storage_url, strip_password, url_secrets
+
+    command = f"convtune study run {shlex.quote(name)} --n-trials 20"
+    if resolve_storage_url(None) == url:
+        return command
+    bare = strip_password(url)
+    command += f" --storage {shlex.quote(bare)}"
+    if url_secrets(url) and resolve_storage_url(bare) != url:
+        command += "  (password from $CONVTUNE_STORAGE, PGPASSWORD or ~/.pgpass)"
+    return command
 
 
 @study_app.command("run")
@@ -242,7 +258,11 @@ def _print_summary(name: str, study: Any, spec: Any, storage: str | None) -> Non
 
 
 def _study_command(verb: str, name: str, storage: str | None) -> str:
-    return f"convtune study {verb} {shlex.quote(name)}" + (" --storage …" if storage else "")
+    from convtune.storage import strip_password
+
+    return f"convtune study {verb} {shlex.quote(name)}" + (
+        f" --storage {shlex.quote(strip_password(storage))}" if storage else ""
+    )
 
 
 def _interrupted(name: str, storage: str | None, preempted: bool = False) -> None:

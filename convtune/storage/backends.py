@@ -80,13 +80,95 @@ def default_storage_url(directory: Path | None = None) -> str:
 
 
 def resolve_storage_url(url: str | None) -> str:
-    """The URL to use: the flag's, else ``$CONVTUNE_STORAGE``, else the embedded SQLite default."""
-    return url or os.environ.get(ENV_VAR) or default_storage_url()
+    """The URL to use: the flag's, else ``$CONVTUNE_STORAGE``, else the embedded SQLite default.
+
+    A URL given without its password (as a study remembers it, and as convtune prints it) takes
+    the password of ``$CONVTUNE_STORAGE`` when that names the same storage; otherwise the driver
+    looks for one (``PGPASSWORD``, ``~/.pgpass``).
+    """
+    env = os.environ.get(ENV_VAR)
+    if not url:
+        return env or default_storage_url()
+    if env and env != url and strip_password(env) == url:
+        return env
+    return url
+
+
+# Query parameters that carry a credential (libpq's ``password``/``sslpassword``, tokens).
+_SECRET_PARAMS = re.compile(
+    r"([?&;](?:ssl)?(?:password|passwd|pwd|token|secret|auth|access_token)=)[^&;#\s]*", re.IGNORECASE
+)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def _userinfo_span(url: str) -> tuple[int, int] | None:
+    """Where the password of ``scheme://user:password@host…`` lies in ``url``, if it has one.
+
+    The password runs from the first ``:`` after the user name to the *last* ``@`` of the URL,
+    so a password holding ``/``, ``@``, ``:`` or ``?`` (base64 and generated passwords do) is
+    masked whole rather than cut at its first special character.
+    """
+    match = _SCHEME.match(url)
+    if match is None:
+        return None
+    rest_start = match.end()
+    at = url.rfind("@", rest_start)
+    if at < 0:
+        return None
+    colon = url.find(":", rest_start, at)
+    if colon < 0 or "/" in url[rest_start:colon]:
+        return None  # no password, or the ":" lies in a path (sqlite:///a:b@c.db)
+    return colon + 1, at
 
 
 def redact(url: str) -> str:
-    """The URL with any password replaced by ``***``: safe for logs, errors and tables."""
-    return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)  # also redis://:password@host
+    """The URL with any password replaced by ``***``: safe for logs, errors, tables and storage.
+
+    >>> redact("postgresql://bob:a/b@c@db:5432/x?sslpassword=k")
+    'postgresql://bob:***@db:5432/x?sslpassword=***'
+    """
+    span = _userinfo_span(url)
+    if span is not None:
+        url = url[: span[0]] + "***" + url[span[1] :]
+    return _SECRET_PARAMS.sub(r"\1***", url)
+
+
+def strip_password(url: str) -> str:
+    """The URL without its password (``user@host``): what a study remembers, and what to type.
+
+    The password then comes from ``$CONVTUNE_STORAGE`` (same URL with it), ``PGPASSWORD`` or
+    ``~/.pgpass`` (:func:`resolve_storage_url`).
+    """
+    span = _userinfo_span(url)
+    if span is not None:
+        url = url[: span[0] - 1] + url[span[1] :]
+    url = _SECRET_PARAMS.sub(lambda m: "?" if m.group(1)[0] == "?" else "", url)
+    return url.replace("?&", "?").replace("?;", "?").rstrip("?")
+
+
+def url_secrets(url: str) -> list[str]:
+    """Every credential in ``url``, as written and %-decoded: what must never appear in output."""
+    from urllib.parse import unquote
+
+    found: list[str] = []
+    span = _userinfo_span(url)
+    if span is not None:
+        found.append(url[span[0] : span[1]])
+    found += [m.group(0).split("=", 1)[1] for m in _SECRET_PARAMS.finditer(url)]
+    decoded = [unquote(s) for s in found] + [unquote(s.replace("+", " ")) for s in found]
+    return [s for s in dict.fromkeys(found + decoded) if s]
+
+
+def scrub(text: str, url: str | None) -> str:
+    """``text`` with every URL in it redacted and every credential of ``url`` masked.
+
+    For error messages from drivers, which may quote the URL or its decoded password anywhere.
+    """
+    text = re.sub(r"[A-Za-z][A-Za-z0-9+.\-]*://\S+", lambda m: redact(m.group(0)), text)
+    for secret in sorted(url_secrets(url or ""), key=len, reverse=True):
+        if len(secret) >= 4:  # masking "x" everywhere would garble the message, not protect it
+            text = text.replace(secret, "***")
+    return text
 
 
 _DEFAULT: Any = object()
