@@ -180,16 +180,34 @@ def open_storage(
     heartbeat_interval: int | None = _DEFAULT,
     grace_period: int | None = _DEFAULT,
     max_retry: int = MAX_RETRY,
+    create: bool = False,
 ) -> BaseStorage:
     """Open the storage behind ``url``; a :class:`StorageError` says what is wrong and how to fix it.
 
     Heartbeat interval and grace period default to 10 s and 30 s, or ``$CONVTUNE_HEARTBEAT_INTERVAL``
-    and ``$CONVTUNE_GRACE_PERIOD``; ``heartbeat_interval=None`` turns heartbeats off.
+    and ``$CONVTUNE_GRACE_PERIOD``; ``heartbeat_interval=None`` turns heartbeats off. Only
+    ``create=True`` (``study create``) may make a new SQLite or journal file: every other command
+    reads a study that must already exist, and a typo in its path must not leave an empty database.
     """
     url = resolve_storage_url(url)
     shown = redact(url)
     if url == os.environ.get(ENV_VAR):
         shown = f"${ENV_VAR}={shown}"
+    if url.startswith("sqlite:") and (":memory:" in url or url.rstrip("/") in ("sqlite:", "sqlite:/")):
+        raise StorageError(
+            "an in-memory SQLite database keeps nothing once the command ends",
+            where=shown,
+            fix="use a file: sqlite:///studies/convtune.db",
+        )
+    local = journal_path(url) if url.startswith("journal://") else None
+    if url.startswith("sqlite:///"):
+        local = Path(url.removeprefix("sqlite:///"))
+    if local is not None and not create and not local.is_file():
+        raise StorageError(
+            f"no storage file {local}",
+            where=shown,
+            fix="create a study first (`convtune study create`), or check --storage / $CONVTUNE_STORAGE",
+        )
     if heartbeat_interval is _DEFAULT or grace_period is _DEFAULT:
         env_interval, env_grace = heartbeat_settings()
         heartbeat_interval = env_interval if heartbeat_interval is _DEFAULT else heartbeat_interval
@@ -464,8 +482,13 @@ def _split_prefix(url: str) -> tuple[str, str]:
 
 
 def _ensure_parent(path: Path, shown: str) -> None:
+    # One missing level is made (studies/ beside a project); a deeper miss is likely a typo.
+    if not path.parent.parent.is_dir():
+        raise StorageError(
+            f"directory {path.parent.parent} does not exist", where=shown, fix="check the path, or create it"
+        )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(exist_ok=True)
     except OSError as exc:
         raise StorageError(f"cannot create directory {path.parent}: {exc.strerror}", where=shown) from None
     if not os.access(path.parent, os.W_OK):

@@ -90,7 +90,7 @@ def penalty_base(spec: StudySpec) -> float:
 def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optuna.Study:
     """Create study ``name`` holding the whole ``spec``; an existing one must have the same spec."""
     url = resolve_storage_url(storage or spec.storage)
-    backend = open_storage(url)
+    backend = open_storage(url, create=True)
     stored = spec.to_dict()
     # The storage is remembered without its password (a study's attributes are served by
     # optuna-dashboard and read by anyone with the storage), and it is not part of what makes two
