@@ -89,6 +89,7 @@ def penalty_base(spec: StudySpec) -> float:
 
 def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optuna.Study:
     """Create study ``name`` holding the whole ``spec``; an existing one must have the same spec."""
+    check_study_name(name)
     url = resolve_storage_url(storage or spec.storage)
     backend = open_storage(url, create=True)
     stored = spec.to_dict()
@@ -127,6 +128,29 @@ def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optu
         optuna.delete_study(study_name=name, storage=backend)  # nothing half-written
         raise
     return study
+
+
+# Optuna's RDB schema holds study names in VARCHAR(512); journals have no limit, but a study
+# must be movable between storages, so one limit holds everywhere.
+MAX_STUDY_NAME = 512
+
+
+def check_study_name(name: str) -> None:
+    """A study name is non-empty, printable on one line, and fits every storage."""
+    if not name or not name.strip():
+        raise StudyError("a study name cannot be empty", where="study name", fix="give it a name")
+    if not name.isprintable():
+        raise StudyError(
+            f"{name!r} holds a control character (newline, tab, …)",
+            where="study name",
+            fix="use printable characters only",
+        )
+    if len(name) > MAX_STUDY_NAME:
+        raise StudyError(
+            f"{len(name)} characters is longer than the {MAX_STUDY_NAME} a storage holds",
+            where="study name",
+            fix="choose a shorter name",
+        )
 
 
 def open_study(name: str, storage: str | None = None, **study_kwargs: Any) -> tuple[optuna.Study, StudySpec]:
