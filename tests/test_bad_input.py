@@ -433,6 +433,62 @@ CLASSES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[st
 CASES.update(CLASSES)
 
 
+# Workload behaviour: a workload file whose evaluate() misbehaves. Undeclared metrics are found by
+# one evaluation at create; declared ones are trusted there and checked at every evaluation.
+_WORKLOAD = """
+from convtune.workloads.digits import Digits
+
+
+class W(Digits):
+    metrics = {declared}
+
+    def evaluate(self, model):
+        return {returns}
+
+
+def make():
+    return W()
+"""
+
+
+def _workload(returns: str, declared: str = "None") -> dict[str, str]:
+    return {"wl.py": _WORKLOAD.format(returns=returns, declared=declared)}
+
+
+CASES.update(
+    {
+        "workload: evaluate returns a word": (
+            "create",
+            ["n", "--config", "s.yaml", "--workload", "wl.py:make"],
+            _workload("{'accuracy': 'high'}"),
+            {},
+            ["workload.evaluate", "'high'", "not a number"],
+        ),
+        "workload: evaluate returns None": (
+            "create",
+            ["n", "--config", "s.yaml", "--workload", "wl.py:make"],
+            _workload("None"),
+            {},
+            ["workload.evaluate", "NoneType", "not a dict"],
+        ),
+        "workload: target metric it does not return": (
+            "create",
+            ["n", "--config", "s.yaml", "--workload", "wl.py:make"],
+            _workload("{'acc': 0.5}"),
+            {},
+            ["target", "gives acc", "not 'accuracy'"],
+        ),
+        "workload: target beyond its declared range": (
+            "create",
+            ["n", "--config", "s.yaml", "--workload", "wl.py:make", "--target", "accuracy>=2"],
+            _workload("{'accuracy': 0.5}", declared="{'accuracy': (0, 1)}"),
+            {},
+            ["target", "cannot be reached", "[0, 1]"],
+        ),
+    }
+)
+
+
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project with study ``s`` holding one finished trial (run once for the whole table)."""
@@ -508,3 +564,34 @@ def test_passwords_never_reach_tables_or_the_dashboard_command(
     assert "s3cret" not in out + err
     assert redact("redis://:s3cret@h:6379/0") == "redis://:***@h:6379/0"
     assert redact("rediss://default:s3cret@h/0") == "rediss://default:***@h/0"
+
+
+@pytest.mark.parametrize(
+    ("returns", "words"),
+    [
+        ("None", ["workload.evaluate", "NoneType"]),
+        ("{'accuracy': 'high'}", ["workload.evaluate", "'high'"]),
+        ("{'val_loss': 1.0}", ["evaluate() returned ['val_loss']", "'accuracy'"]),
+    ],
+)
+def test_a_workload_misbehaving_at_run_time_stops_the_study_in_one_line(
+    returns: str,
+    words: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Declared metrics pass create; the first evaluation's bad value ends the run, not every trial."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(SPACE))
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(SPEC))
+    (tmp_path / "wl.py").write_text(_WORKLOAD.format(returns=returns, declared="{'accuracy': (0, 1)}"))
+    assert cli(capsys, "study", "create", "w", "--config", "s.yaml", "--workload", "wl.py:make")[0] == 0
+    code, out, err = cli(capsys, "study", "run", "w", "-n", "3")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in out + err, err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    study = optuna.load_study(study_name="w", storage=f"sqlite:///{tmp_path / DB}")
+    assert len(study.trials) == 1, "the study stops at the first bad evaluation"
