@@ -170,3 +170,16 @@ def test_no_password_reaches_a_postgresql_study(
             assert _leaks(tmp_path, texts, url_secrets(url)) == [], password
         finally:
             drop_postgres_study(base, name)
+
+
+def test_a_missing_postgresql_database_is_reported_at_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not retried as a lost connection: the reconnect budget would keep the user waiting for nothing."""
+    base = postgres_url()
+    monkeypatch.setenv("CONVTUNE_RECONNECT_SECONDS", "3600")  # a retry would hang the test
+    missing = base.rsplit("/", 1)[0] + "/convtune_no_such_db"
+    code, out, err = cli(capsys, "study", "list", "--storage", missing)
+    assert code == 2, err
+    assert "does not exist" in err and "create the database" in err
+    assert len(err.strip().splitlines()) == 1

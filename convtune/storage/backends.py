@@ -241,6 +241,8 @@ def open_storage(
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if url.startswith("sqlite"):
             fix = "check that its directory is writable and its disk has space"
+        elif "database" in message and "does not exist" in message:
+            fix = "create the database first (e.g. createdb NAME), or check the URL's database name"
         elif "parse" in message or "load plugin" in message:
             fix = "use sqlite:///path.db, postgresql://user@host/db, journal:///path.log or redis://host:port/db"
         else:
@@ -267,12 +269,27 @@ def _rdb_storage(
         except Exception as exc:
             # Opening commits too (schema and version checks): a connection lost right then is
             # retried like any other operation; a refused connection still fails at once.
-            if url.startswith("sqlite") or not _transient(exc) or "refused" in str(exc):
+            if url.startswith("sqlite") or not _transient(exc) or _permanent(exc):
                 raise
             delay = next(delays, None)
             if delay is None:
                 raise
             time.sleep(delay)
+
+
+# Server answers that waiting will not change: no server, no such database or role, a wrong password.
+_PERMANENT = (
+    "refused",
+    "does not exist",
+    "authentication failed",
+    "no password supplied",
+    "could not translate host",
+)
+
+
+def _permanent(exc: BaseException) -> bool:
+    text = str(exc)
+    return any(reason in text for reason in _PERMANENT)
 
 
 _T = TypeVar("_T")
