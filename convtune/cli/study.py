@@ -130,7 +130,7 @@ def study_create(
             _say(f"warning: baseline {field_name} is fixed by the space; the space's value runs")
     url = resolve_storage_url(storage or spec.storage)
     console.print(f"study [bold]{name}[/] ready in {redact(url)} ({len(study.trials)} trials so far)")
-    console.print(f"next: {_next_command(name, url)}")
+    console.print(f"next: {_next_command(name, url)}", soft_wrap=True, markup=False, highlight=False)
 
 
 def _next_command(name: str, url: str) -> str:
