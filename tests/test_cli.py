@@ -283,6 +283,9 @@ def test_the_executable_skips_the_teardown_but_runs_exit_handlers_and_keeps_its_
         "console_main()\n"
     )
     storage = ["--storage", f"sqlite:///{project / 'x.db'}"]
+    import optuna
+
+    optuna.create_study(study_name="other", storage=storage[1])  # read-only commands need a storage
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     for args, status in ((["study", "list"], 0), (["study", "show", "missing"], 2)):
         result = subprocess.run(
