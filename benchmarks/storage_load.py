@@ -58,7 +58,7 @@ def make_sampler(kind: str) -> optuna.samplers.BaseSampler:
 
 
 def run(url: str, trials: int, reports: int, sampler: str, bucket: int) -> dict[str, Any]:
-    storage = open_storage(url)
+    storage = open_storage(url, create=True)
     name = f"storage-load-{uuid.uuid4().hex[:8]}"
     study = optuna.create_study(study_name=name, storage=storage, sampler=make_sampler(sampler))
     reads = _Timed(study._storage, ("get_all_trials", "get_trial", "get_study_directions"))

@@ -117,6 +117,69 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         ["journal:///proc/convtune/j.log", "/proc/convtune"],
     ),
+    "read-only list of a missing sqlite file": (
+        "list",
+        ["--storage", "sqlite:///nope/x.db"],
+        {},
+        {},
+        ["sqlite:///nope/x.db", "no storage file", "study create"],
+    ),
+    "read-only show of a missing journal": (
+        "show",
+        ["s", "--storage", "journal:///tmp/convtune-none/j.log"],
+        {},
+        {},
+        ["no storage file /tmp/convtune-none/j.log"],
+    ),
+    "read-only best of a missing default": (
+        "best",
+        ["s"],
+        {},
+        {"CONVTUNE_STORAGE": "sqlite:///elsewhere/c.db"},
+        ["$CONVTUNE_STORAGE=sqlite:///elsewhere/c.db", "no storage file"],
+    ),
+    "export from a missing sqlite file": (
+        "export",
+        ["s", "--storage", "sqlite:///other.db", "-o", "best.yaml"],
+        {},
+        {},
+        ["sqlite:///other.db", "no storage file"],
+    ),
+    "create in a missing directory": (
+        "create",
+        ["n", "--config", "s.yaml", "--storage", "sqlite:///nope/dir/x.db"],
+        {},
+        {},
+        ["sqlite:///nope/dir/x.db", "directory nope does not exist"],
+    ),
+    "create in an unwritable directory": (
+        "create",
+        ["n", "--config", "s.yaml", "--storage", "sqlite:////proc/x.db"],
+        {},
+        {},
+        ["sqlite:////proc/x.db", "writable"],
+    ),
+    "create in memory": (
+        "create",
+        ["n", "--config", "s.yaml", "--storage", "sqlite:///:memory:"],
+        {},
+        {},
+        ["sqlite:///:memory:", "keeps nothing"],
+    ),
+    "password with a slash never shown": (
+        "list",
+        ["--storage", "postgresql://bob:s3cret/x+y@127.0.0.1:1/db"],
+        {},
+        {},
+        ["postgresql://bob:***@127.0.0.1:1/db", "cannot open storage"],
+    ),
+    "query password never shown": (
+        "list",
+        ["--storage", "postgresql://bob@127.0.0.1:1/db?password=s3cret"],
+        {},
+        {},
+        ["postgresql://bob@127.0.0.1:1/db?password=***", "cannot open storage"],
+    ),
     "unknown sampler": (
         "create",
         ["n", "--config", "s.yaml", "--sampler", "cmaes"],
@@ -210,6 +273,222 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
 }
 
 
+def _create(spec: dict | None = None, space: dict | None = None, extra: list[str] | None = None) -> tuple:
+    """A ``study create n`` case whose spec (in c.yaml) and space (in c-space.yaml) differ from the good ones."""
+    merged = {k: v for k, v in {**SPACE, **(space or {})}.items() if v is not None}  # None: leave it out
+    files = {"c-space.yaml": yaml.safe_dump(merged)}
+    files["c.yaml"] = yaml.safe_dump({**SPEC, "space": "c-space.yaml", **(spec or {})})
+    return "create", ["n", "--config", "c.yaml", *(extra or [])], files
+
+
+# By class: every fixed value and range through the recipe's rules (types, ranges), seeds,
+# paths, names, encodings, the target against what the workload declares, and run-time flags.
+# name: (command, args, files, env, words)
+CLASSES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]]] = {
+    "type: LR a word": (
+        *_create(space={"peak_lr": "fast"}),
+        {},
+        ["c-space.yaml: peak_lr", "'fast'", "number"],
+    ),
+    "type: batch a word": (
+        *_create(space={"micro_batch_size": {"choices": [16, "big"]}}),
+        {},
+        ["c-space.yaml: micro_batch_size", "'big'"],
+    ),
+    "type: seed a word": (*_create(spec={"seed": "1e20"}), {}, ["c.yaml: seed", "integer"]),
+    "type: bool range bound": (
+        *_create(space={"warmup_steps": {"low": True, "high": 3}}),
+        {},
+        ["c-space.yaml: warmup_steps", "not a number"],
+    ),
+    "range: fixed batch 0": (
+        *_create(space={"micro_batch_size": 0}),
+        {},
+        ["c-space.yaml: micro_batch_size", "greater than 0"],
+    ),
+    "range: negative LR": (
+        *_create(space={"peak_lr": -0.1}),
+        {},
+        ["c-space.yaml: peak_lr", "-0.1", "greater than 0"],
+    ),
+    "range: NaN LR": (*_create(space={"peak_lr": float("nan")}), {}, ["c-space.yaml: peak_lr", "nan"]),
+    "range: LR range from 0": (
+        *_create(space={"peak_lr": {"low": 0.0, "high": 0.1}}),
+        {},
+        ["c-space.yaml: peak_lr", "greater than 0"],
+    ),
+    "range: horizon 0": (
+        *_create(space={"horizon_samples": 0}),
+        {},
+        ["c-space.yaml: horizon_samples", "greater than 0"],
+    ),
+    "range: negative warmup": (
+        *_create(space={"warmup_steps": -4}),
+        {},
+        ["c-space.yaml: warmup_steps", "-4"],
+    ),
+    "range: negative seed": (*_create(spec={"seed": -1}), {}, ["c.yaml: seed", "greater than or equal to 0"]),
+    "range: huge seed": (*_create(spec={"seed": 10**20}), {}, ["c.yaml: seed", "less than"]),
+    "range: empty space file": (
+        "create",
+        ["n", "--config", "e.yaml"],
+        {"e.yaml": yaml.safe_dump({**SPEC, "space": "empty.yaml"}), "empty.yaml": ""},
+        {},
+        ["empty.yaml", "empty"],
+    ),
+    "range: space without a horizon": (
+        *_create(space={"horizon_samples": None}),
+        {},
+        ["c-space.yaml"],
+    ),
+    "range: impossible accuracy": (
+        *_create(spec={"target": "accuracy>=1.5"}),
+        {},
+        ["target", "cannot be reached", "[0, 1]"],
+    ),
+    "range: accuracy above 1 strictly": (
+        *_create(spec={"target": "accuracy>1"}),
+        {},
+        ["target", "cannot be reached"],
+    ),
+    "range: negative loss": (*_create(spec={"target": "val_loss<=-1"}), {}, ["target", "cannot be reached"]),
+    "range: metric typo": (
+        *_create(spec={"target": "acuracy>=0.9"}),
+        {},
+        ["c.yaml: target", "'acuracy'", "accuracy"],
+    ),
+    "range: collective timeout": (
+        "run",
+        ["s", "-n", "1", "--collective-timeout", "-5"],
+        {},
+        {},
+        ["--collective-timeout", "positive"],
+    ),
+    "range: local workers": (
+        "run",
+        ["s", "-n", "1", "--local-workers", "0"],
+        {},
+        {},
+        ["--local-workers", "give 1 or more"],
+    ),
+    "path: unwritable checkpoint dir": (
+        *_create(spec={"checkpoint_dir": "/proc/convtune/ckpt"}),
+        {},
+        ["c.yaml: checkpoint_dir", "/proc"],
+    ),
+    "path: checkpoint dir is a file": (
+        *_create(spec={"checkpoint_dir": "space.yaml/ckpt"}),
+        {},
+        ["c.yaml: checkpoint_dir", "not a directory"],
+    ),
+    "path: artifacts under a file": (
+        *_create(spec={"artifacts": "s.yaml/art"}),
+        {},
+        ["c.yaml: artifacts", "not a directory"],
+    ),
+    "path: missing baseline": (*_create(extra=["--baseline", "nope.yaml"]), {}, ["nope.yaml", "not found"]),
+    "path: baseline not a recipe": (*_create(extra=["--baseline", "s.yaml"]), {}, ["s.yaml"]),
+    "name: empty": ("create", ["", "--config", "s.yaml"], {}, {}, ["study name", "empty"]),
+    "name: blank": ("create", ["  ", "--config", "s.yaml"], {}, {}, ["study name", "empty"]),
+    "name: newline": ("create", ["a\nb", "--config", "s.yaml"], {}, {}, ["study name", "control character"]),
+    "name: too long": (
+        "create",
+        ["x" * 600, "--config", "s.yaml"],
+        {},
+        {},
+        ["study name", "600 characters", "512"],
+    ),
+    "encoding: Latin-1 spec": (
+        "create",
+        ["n", "--config", "l.yaml"],
+        {"l.yaml": yaml.safe_dump(SPEC) + "# caf\xe9\n"},
+        {},
+        ["l.yaml", "not UTF-8", "line"],
+    ),
+    "encoding: duplicate spec key": (
+        "create",
+        ["n", "--config", "d.yaml"],
+        {"d.yaml": yaml.safe_dump(SPEC) + "seed: 1\nseed: 2\n"},
+        {},
+        ["d.yaml", "duplicate key 'seed'"],
+    ),
+    "encoding: duplicate space key": (
+        "create",
+        ["n", "--config", "c.yaml"],
+        {
+            "c.yaml": yaml.safe_dump({**SPEC, "space": "c-space.yaml"}),
+            "c-space.yaml": yaml.safe_dump(SPACE) + "peak_lr: 0.5\n",
+        },
+        {},
+        ["c-space.yaml", "duplicate key 'peak_lr'"],
+    ),
+    "encoding: duplicate JSON key": (
+        "create",
+        ["n", "--config", "j.json"],
+        {"j.json": '{"workload": "digits", "workload": "charlm", "target": "accuracy>=0.9"}'},
+        {},
+        ["j.json", "duplicate key 'workload'"],
+    ),
+}
+CASES.update(CLASSES)
+
+
+# Workload behaviour: a workload file whose evaluate() misbehaves. Undeclared metrics are found by
+# one evaluation at create; declared ones are trusted there and checked at every evaluation.
+_WORKLOAD = """
+from convtune.workloads.digits import Digits
+
+
+class W(Digits):
+    metrics = {declared}
+
+    def evaluate(self, model):
+        return {returns}
+
+
+def make():
+    return W()
+"""
+
+
+def _workload(returns: str, declared: str = "None") -> dict[str, str]:
+    return {"wl.py": _WORKLOAD.format(returns=returns, declared=declared)}
+
+
+CASES.update(
+    {
+        "workload: evaluate returns a word": (
+            "create",
+            ["n", "--config", "s.yaml", "--workload", "wl.py:make"],
+            _workload("{'accuracy': 'high'}"),
+            {},
+            ["workload.evaluate", "'high'", "not a number"],
+        ),
+        "workload: evaluate returns None": (
+            "create",
+            ["n", "--config", "s.yaml", "--workload", "wl.py:make"],
+            _workload("None"),
+            {},
+            ["workload.evaluate", "NoneType", "not a dict"],
+        ),
+        "workload: target metric it does not return": (
+            "create",
+            ["n", "--config", "s.yaml", "--workload", "wl.py:make"],
+            _workload("{'acc': 0.5}"),
+            {},
+            ["target", "gives acc", "not 'accuracy'"],
+        ),
+        "workload: target beyond its declared range": (
+            "create",
+            ["n", "--config", "s.yaml", "--workload", "wl.py:make", "--target", "accuracy>=2"],
+            _workload("{'accuracy': 0.5}", declared="{'accuracy': (0, 1)}"),
+            {},
+            ["target", "cannot be reached", "[0, 1]"],
+        ),
+    }
+)
+
+
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project with study ``s`` holding one finished trial (run once for the whole table)."""
@@ -243,7 +522,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(
     project = tmp_path / "p"
     shutil.copytree(seeded, project)
     for name, text in files.items():
-        (project / name).write_text(text)
+        (project / name).write_bytes(text.encode("latin-1" if "\xe9" in text else "utf-8"))
     monkeypatch.chdir(project)
     monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
     for key, value in env.items():
@@ -285,3 +564,34 @@ def test_passwords_never_reach_tables_or_the_dashboard_command(
     assert "s3cret" not in out + err
     assert redact("redis://:s3cret@h:6379/0") == "redis://:***@h:6379/0"
     assert redact("rediss://default:s3cret@h/0") == "rediss://default:***@h/0"
+
+
+@pytest.mark.parametrize(
+    ("returns", "words"),
+    [
+        ("None", ["workload.evaluate", "NoneType"]),
+        ("{'accuracy': 'high'}", ["workload.evaluate", "'high'"]),
+        ("{'val_loss': 1.0}", ["evaluate() returned ['val_loss']", "'accuracy'"]),
+    ],
+)
+def test_a_workload_misbehaving_at_run_time_stops_the_study_in_one_line(
+    returns: str,
+    words: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Declared metrics pass create; the first evaluation's bad value ends the run, not every trial."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(SPACE))
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(SPEC))
+    (tmp_path / "wl.py").write_text(_WORKLOAD.format(returns=returns, declared="{'accuracy': (0, 1)}"))
+    assert cli(capsys, "study", "create", "w", "--config", "s.yaml", "--workload", "wl.py:make")[0] == 0
+    code, out, err = cli(capsys, "study", "run", "w", "-n", "3")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in out + err, err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    study = optuna.load_study(study_name="w", storage=f"sqlite:///{tmp_path / DB}")
+    assert len(study.trials) == 1, "the study stops at the first bad evaluation"

@@ -224,7 +224,8 @@ def test_bad_input_is_one_line_exit_2_nothing_written(
 
 def test_missing_study_and_raising_factory(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys, "study", "run", "ghost", "--n-trials", "1")
-    assert code == 2 and "no study named 'ghost'" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "no storage file" in err and len(err.strip().splitlines()) == 1
+    assert not (project / "studies").exists(), "a command that reads must not create a database"
 
     (project / "wl.py").write_text(
         "def make():\n    raise RuntimeError('dataset missing: run prepare.py first')\n"
@@ -282,6 +283,9 @@ def test_the_executable_skips_the_teardown_but_runs_exit_handlers_and_keeps_its_
         "console_main()\n"
     )
     storage = ["--storage", f"sqlite:///{project / 'x.db'}"]
+    import optuna
+
+    optuna.create_study(study_name="other", storage=storage[1])  # read-only commands need a storage
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     for args, status in ((["study", "list"], 0), (["study", "show", "missing"], 2)):
         result = subprocess.run(

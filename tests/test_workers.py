@@ -44,8 +44,8 @@ def tiny_spec(**overrides: object) -> StudySpec:
 
 def test_optuna5_journal_storage_has_no_heartbeat(tmp_path: Path) -> None:
     """The finding behind convtune's leases: journals neither beat nor fail stale trials."""
-    rdb = open_storage(f"sqlite:///{tmp_path / 'x.db'}")
-    journal = open_storage(f"journal://{tmp_path / 'x.log'}")
+    rdb = open_storage(f"sqlite:///{tmp_path / 'x.db'}", create=True)
+    journal = open_storage(f"journal://{tmp_path / 'x.log'}", create=True)
     assert is_heartbeat_enabled(rdb)
     assert not is_heartbeat_enabled(journal)
     study = optuna.create_study(storage=journal)
@@ -170,7 +170,7 @@ def test_eight_workers_on_postgres_lose_and_duplicate_nothing() -> None:
     url = services.postgres_url(app)
     name = services.tag("load-study")
     try:
-        optuna.create_study(study_name=name, storage=open_storage(url))
+        optuna.create_study(study_name=name, storage=open_storage(url, create=True))
         ctx = mp.get_context("spawn")
         # The workers import this light module (not this file, which imports torch).
         procs = [ctx.Process(target=services.light_worker, args=(url, name, 4, 10)) for _ in range(8)]

@@ -90,8 +90,21 @@ def main() -> None:
     try:
         app()
     except ConvtuneError as exc:
-        _say(f"error: {exc.one_line()}")
+        _say(f"error: {_scrubbed(exc.one_line())}")
         sys.exit(2)
+
+
+def _scrubbed(message: str) -> str:
+    """``message`` with every storage URL redacted and every password this command was given masked.
+
+    Drivers quote URLs, and sometimes decoded passwords, in their errors; the storage code redacts
+    what it knows, this is the last line of defence before anything reaches the terminal.
+    """
+    from convtune.storage import scrub
+
+    for url in [os.environ.get("CONVTUNE_STORAGE", ""), *(a for a in sys.argv if "://" in a)]:
+        message = scrub(message, url.split("=", 1)[-1] if url.startswith("--") else url)
+    return scrub(message, None)
 
 
 def console_main() -> None:

@@ -78,8 +78,9 @@ def study_create(
 ) -> None:
     """Create a study: validate the spec and store it, search space inlined, with the study."""
     from convtune.config.spec import load_spec
+    from convtune.errors import ConfigError, ConvtuneError
     from convtune.storage import redact, resolve_storage_url
-    from convtune.study import create_study
+    from convtune.study import create_study, open_study
 
     spec = load_spec(
         config,
@@ -94,19 +95,60 @@ def study_create(
         seed=seed,
         storage=storage,
     )
-    study = create_study(name, spec, storage)
+    # The baseline is read and checked against the space before the study exists: a bad one
+    # must leave nothing behind.
+    baseline_recipe = None
     if baseline is not None:
         from convtune.config.recipe import load_recipe
+
+        baseline_recipe = load_recipe(baseline)
+        try:
+            open_study(name, storage or spec.storage)
+            existed = True
+        except ConvtuneError:
+            existed = False
+    study = create_study(name, spec, storage)
+    if baseline_recipe is not None:
         from convtune.scaling import enqueue_baseline
 
-        for field_name in enqueue_baseline(study, spec, load_recipe(baseline)):
+        try:
+            fixed = enqueue_baseline(study, spec, baseline_recipe)
+        except Exception as exc:
+            if not existed:  # nothing half-made: the study this command created goes
+                import optuna
+
+                optuna.delete_study(study_name=name, storage=study._storage)
+            if isinstance(exc, ConvtuneError):
+                raise
+            raise ConfigError(
+                f"the baseline does not fit the search space ({type(exc).__name__}: {exc})",
+                where=str(baseline),
+                fix="give every parameter the space searches",
+            ) from None
+        for field_name in fixed:
             _say(f"warning: baseline {field_name} is fixed by the space; the space's value runs")
     url = resolve_storage_url(storage or spec.storage)
     console.print(f"study [bold]{name}[/] ready in {redact(url)} ({len(study.trials)} trials so far)")
-    console.print(
-        f"next: convtune study run {shlex.quote(name)} --n-trials 20"
-        + (f" --storage {shlex.quote(redact(url))}" if storage else "")
-    )
+    console.print(f"next: {_next_command(name, url)}", soft_wrap=True, markup=False, highlight=False)
+
+
+def _next_command(name: str, url: str) -> str:
+    """The ``study run`` command that finds this study's storage, with no password in it.
+
+    Without ``--storage`` when the default (``$CONVTUNE_STORAGE``, else the embedded file) is
+    this storage; with the password-less URL otherwise, which takes its password from
+    ``$CONVTUNE_STORAGE``, ``PGPASSWORD`` or ``~/.pgpass``.
+    """
+    from convtune.storage import resolve_storage_url, strip_password, url_secrets
+
+    command = f"convtune study run {shlex.quote(name)} --n-trials 20"
+    if resolve_storage_url(None) == url:
+        return command
+    bare = strip_password(url)
+    command += f" --storage {shlex.quote(bare)}"
+    if url_secrets(url) and resolve_storage_url(bare) != url:
+        command += "  (password from $CONVTUNE_STORAGE, PGPASSWORD or ~/.pgpass)"
+    return command
 
 
 @study_app.command("run")
@@ -158,6 +200,14 @@ def study_run(
         raise ConfigError(f"--workers {workers}", where="--workers", fix="give 1 or more")
     if nnodes < 1:
         raise ConfigError(f"--nnodes {nnodes}", where="--nnodes", fix="give 1 or more nodes")
+    if local_workers < 1:
+        raise ConfigError(f"--local-workers {local_workers}", where="--local-workers", fix="give 1 or more")
+    if not collective_timeout > 0 or not math.isfinite(collective_timeout):
+        raise ConfigError(
+            f"--collective-timeout {collective_timeout:g}",
+            where="--collective-timeout",
+            fix="give a positive number of seconds",
+        )
 
     launch = LaunchOptions(
         nnodes=nnodes,
@@ -241,7 +291,11 @@ def _print_summary(name: str, study: Any, spec: Any, storage: str | None) -> Non
 
 
 def _study_command(verb: str, name: str, storage: str | None) -> str:
-    return f"convtune study {verb} {shlex.quote(name)}" + (" --storage …" if storage else "")
+    from convtune.storage import strip_password
+
+    return f"convtune study {verb} {shlex.quote(name)}" + (
+        f" --storage {shlex.quote(strip_password(storage))}" if storage else ""
+    )
 
 
 def _interrupted(name: str, storage: str | None, preempted: bool = False) -> None:

@@ -15,13 +15,15 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import optuna
+from pydantic import Field, TypeAdapter, ValidationError
 
 from convtune.config.io import read_mapping
 from convtune.config.optim import OPTIMIZERS
@@ -122,8 +124,14 @@ class SearchSpace:
                     fix=f"use one of {', '.join(sorted(_KNOWN_TOP_LEVEL))}",
                 )
             params.append(_parse_param(name, name, spec, where, parent=None))
+        if not params:
+            raise ConfigError(
+                "the search space is empty", where=where, fix="see search_spaces/default.yaml for one"
+            )
         space = cls(_per_optimizer(params, where), raw, where)
+        space._check_values()
         space._check_combinations()
+        space._check_corners()
         return space
 
     def with_fixed(self, **values: Any) -> SearchSpace:
@@ -175,6 +183,52 @@ class SearchSpace:
                 own = child.name in _PER_OPTIMIZER
                 out[child.optuna_name] = data[child.name] if own else data[f"{param.name}_params"][child.name]
         return out
+
+    def _check_values(self) -> None:
+        """Every fixed value, range bound and choice through the Recipe's own field rules.
+
+        A searched value and a fixed one obey one schema: ``micro_batch_size: 0``, an LR of
+        ``'fast'``, ``-0.1`` or NaN fail here, naming the parameter, not in the first trial.
+        """
+        for param in self.params:
+            kids = itertools.chain.from_iterable(param.children.values())
+            for p in (param, *(k for k in kids if k.name in _PER_OPTIMIZER)):
+                adapter = _field_adapter(p.name)
+                if adapter is None:
+                    continue
+                for value in p.possible_values():
+                    try:
+                        adapter.validate_python(value)
+                    except ValidationError as exc:
+                        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+                        raise ConfigError(
+                            f"{value!r}: {message[0].lower()}{message[1:]}",
+                            where=f"{self.where}: {p.optuna_name}",
+                        ) from None
+
+    def _check_corners(self) -> None:
+        """Build the Recipe at the space's low and high corners (first and last choices).
+
+        Catches what no single value shows: a required field missing from the space (an empty
+        file), or conditional parameters that do not fit their choice.
+        """
+        distributions = self.distributions()
+        for pick in (0, -1):
+            values = {}
+            for name, dist in distributions.items():
+                if isinstance(dist, optuna.distributions.CategoricalDistribution):
+                    values[name] = dist.choices[pick]
+                else:
+                    values[name] = dist.low if pick == 0 else dist.high
+            trial = optuna.trial.FixedTrial(values)
+            try:
+                Recipe.from_dict(self.suggest(trial), where=self.where)
+            except ConfigError as exc:
+                if "required field is missing" in exc.message:
+                    raise ConfigError(
+                        "required parameter is missing", where=exc.where, fix="add it to the search space"
+                    ) from None
+                raise
 
     def _check_combinations(self) -> None:
         """Catch a global batch that cannot divide for some micro-batch/world-size choice now."""
@@ -345,6 +399,17 @@ def _check_choice_value(name: str, value: Any, at: str) -> None:
         )
     if name == "precision" and value not in ("fp32", "bf16", "fp16"):
         raise ConfigError(f"unknown precision {value!r}", where=at, fix="use fp32, bf16 or fp16")
+
+
+@functools.cache
+def _field_adapter(name: str) -> TypeAdapter[Any] | None:
+    """A validator for one Recipe field (type and bounds), or None for names it does not own."""
+    if name == "global_batch_size":
+        return TypeAdapter(Annotated[int, Field(gt=0, strict=True)])
+    info = Recipe.model_fields.get(name)
+    if info is None or name in ("optimizer_name", "schedule", "precision"):
+        return None  # optimizer, schedule and precision are checked against their registries
+    return TypeAdapter(Annotated[info.annotation, info])
 
 
 def load_space(path: str | Path) -> SearchSpace:

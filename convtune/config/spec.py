@@ -8,6 +8,8 @@ edit of the YAML files cannot change a running study.
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -40,7 +42,8 @@ class StudySpec(BaseModel):
     pruner: Literal["time_to_target", "time_to_target_field", "time_to_target_halving", "median", "none"] = (
         "time_to_target"
     )
-    seed: int = 0
+    # numpy's and Optuna's samplers take seeds in [0, 2**32).
+    seed: int = Field(default=0, ge=0, lt=2**32)
     max_skipped_steps: int = Field(default=8, gt=0)
     # Optional per-trial memory cap (MB of peak resident memory, checked at every evaluation of
     # in-process trials): a trial over it ends infeasible with status "oom", like a CUDA OOM.
@@ -147,7 +150,30 @@ def load_spec(path: str | Path | None = None, **overrides: Any) -> StudySpec:
     spec = StudySpec.from_dict(raw, where=where)
     spec.search_space  # noqa: B018  (re-validate with world_size applied)
     _check_workload(spec, where)
+    for key in ("checkpoint_dir", "artifacts"):
+        if getattr(spec, key):
+            check_writable_dir(Path(getattr(spec, key)), where=f"{where}: {key}")
     return spec
+
+
+def check_writable_dir(path: Path, *, where: str) -> None:
+    """``path`` is a writable directory, or one that can be made: its nearest existing ancestor is.
+
+    Checked without writing anything, so a rejected spec leaves no directory behind.
+    """
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ConfigError(f"{probe} is not a directory", where=where, fix="choose a directory path")
+    try:  # os.access says yes to root everywhere, even on /proc: try it
+        os.rmdir(tempfile.mkdtemp(prefix=".convtune-check-", dir=probe))
+    except OSError as exc:
+        raise ConfigError(
+            f"{probe} is not writable ({exc.strerror})", where=where, fix="choose a writable directory"
+        ) from None
 
 
 def _space_path(space: str, base: Path) -> Path:
@@ -191,4 +217,57 @@ def _check_workload(spec: StudySpec, where: str) -> None:
         return
     from convtune.workloads import resolve_factory
 
-    resolve_factory(spec.workload, base_dir=Path(spec.base_dir))
+    factory = resolve_factory(spec.workload, base_dir=Path(spec.base_dir))
+    _check_target_metric(spec, factory, where)
+
+
+def _declared_or_probed_metrics(spec: StudySpec, factory: Any) -> Mapping[str, Any] | None:
+    """The workload's declared ``metrics`` ({name: (low, high)}), else the names one evaluation of
+    an untrained model returns (bounds unknown), else None when the workload cannot be built here
+    (a create host may lack the data; each worker checks again before its first trial)."""
+    declared = getattr(factory, "metrics", None)
+    if isinstance(declared, Mapping):
+        return declared
+    from convtune.workloads import build_workload, checked_metrics
+
+    try:
+        workload = build_workload(spec.workload, spec.workload_args, base_dir=Path(spec.base_dir))
+        declared = getattr(workload, "metrics", None)
+        if isinstance(declared, Mapping):
+            return declared
+        model = workload.build_model()
+        model.eval()
+        import torch
+
+        with torch.no_grad():
+            returned = workload.evaluate(model)
+    except Exception:  # noqa: BLE001  (the run reports a workload that cannot be built, with its cause)
+        return None
+    return {name: None for name in checked_metrics(returned)}
+
+
+def _check_target_metric(spec: StudySpec, factory: Any, where: str) -> None:
+    """The target's metric is one the workload produces, and a value in its range can reach it."""
+    metrics = _declared_or_probed_metrics(spec, factory)
+    if metrics is None:
+        return
+    target = spec.target_spec
+    if target.metric not in metrics:
+        raise ConfigError(
+            f"the workload's evaluate() gives {', '.join(sorted(map(str, metrics))) or 'no metrics'}, "
+            f"not {target.metric!r}",
+            where=f"{where}: target",
+            fix="check the metric's spelling",
+        )
+    bounds = metrics[target.metric]
+    if bounds is None:
+        return
+    low, high = (float(b) for b in bounds)
+    beyond = target.value > high if not target.lower_is_better else target.value < low
+    at_edge = target.value == high if not target.lower_is_better else target.value == low
+    if beyond or (at_edge and target.op in ("<", ">")):
+        raise ConfigError(
+            f"{target} cannot be reached: {target.metric} lies in [{low:g}, {high:g}]",
+            where=f"{where}: target",
+            fix=f"choose a threshold within [{low:g}, {high:g}]",
+        )

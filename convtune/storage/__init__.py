@@ -23,6 +23,9 @@ from convtune.storage.backends import (
     open_storage,
     redact,
     resolve_storage_url,
+    scrub,
+    strip_password,
+    url_secrets,
 )
 from convtune.storage.leases import (
     LEASE_ATTR,
@@ -62,6 +65,9 @@ __all__ = [
     "redact",
     "requeue",
     "resolve_storage_url",
+    "scrub",
+    "strip_password",
+    "url_secrets",
     "sweep_stale",
     "worker_id",
 ]

@@ -80,13 +80,95 @@ def default_storage_url(directory: Path | None = None) -> str:
 
 
 def resolve_storage_url(url: str | None) -> str:
-    """The URL to use: the flag's, else ``$CONVTUNE_STORAGE``, else the embedded SQLite default."""
-    return url or os.environ.get(ENV_VAR) or default_storage_url()
+    """The URL to use: the flag's, else ``$CONVTUNE_STORAGE``, else the embedded SQLite default.
+
+    A URL given without its password (as a study remembers it, and as convtune prints it) takes
+    the password of ``$CONVTUNE_STORAGE`` when that names the same storage; otherwise the driver
+    looks for one (``PGPASSWORD``, ``~/.pgpass``).
+    """
+    env = os.environ.get(ENV_VAR)
+    if not url:
+        return env or default_storage_url()
+    if env and env != url and strip_password(env) == url:
+        return env
+    return url
+
+
+# Query parameters that carry a credential (libpq's ``password``/``sslpassword``, tokens).
+_SECRET_PARAMS = re.compile(
+    r"([?&;](?:ssl)?(?:password|passwd|pwd|token|secret|auth|access_token)=)[^&;#\s]*", re.IGNORECASE
+)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def _userinfo_span(url: str) -> tuple[int, int] | None:
+    """Where the password of ``scheme://user:password@host…`` lies in ``url``, if it has one.
+
+    The password runs from the first ``:`` after the user name to the *last* ``@`` of the URL,
+    so a password holding ``/``, ``@``, ``:`` or ``?`` (base64 and generated passwords do) is
+    masked whole rather than cut at its first special character.
+    """
+    match = _SCHEME.match(url)
+    if match is None:
+        return None
+    rest_start = match.end()
+    at = url.rfind("@", rest_start)
+    if at < 0:
+        return None
+    colon = url.find(":", rest_start, at)
+    if colon < 0 or "/" in url[rest_start:colon]:
+        return None  # no password, or the ":" lies in a path (sqlite:///a:b@c.db)
+    return colon + 1, at
 
 
 def redact(url: str) -> str:
-    """The URL with any password replaced by ``***``: safe for logs, errors and tables."""
-    return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)  # also redis://:password@host
+    """The URL with any password replaced by ``***``: safe for logs, errors, tables and storage.
+
+    >>> redact("postgresql://bob:a/b@c@db:5432/x?sslpassword=k")
+    'postgresql://bob:***@db:5432/x?sslpassword=***'
+    """
+    span = _userinfo_span(url)
+    if span is not None:
+        url = url[: span[0]] + "***" + url[span[1] :]
+    return _SECRET_PARAMS.sub(r"\1***", url)
+
+
+def strip_password(url: str) -> str:
+    """The URL without its password (``user@host``): what a study remembers, and what to type.
+
+    The password then comes from ``$CONVTUNE_STORAGE`` (same URL with it), ``PGPASSWORD`` or
+    ``~/.pgpass`` (:func:`resolve_storage_url`).
+    """
+    span = _userinfo_span(url)
+    if span is not None:
+        url = url[: span[0] - 1] + url[span[1] :]
+    url = _SECRET_PARAMS.sub(lambda m: "?" if m.group(1)[0] == "?" else "", url)
+    return url.replace("?&", "?").replace("?;", "?").rstrip("?")
+
+
+def url_secrets(url: str) -> list[str]:
+    """Every credential in ``url``, as written and %-decoded: what must never appear in output."""
+    from urllib.parse import unquote
+
+    found: list[str] = []
+    span = _userinfo_span(url)
+    if span is not None:
+        found.append(url[span[0] : span[1]])
+    found += [m.group(0).split("=", 1)[1] for m in _SECRET_PARAMS.finditer(url)]
+    decoded = [unquote(s) for s in found] + [unquote(s.replace("+", " ")) for s in found]
+    return [s for s in dict.fromkeys(found + decoded) if s]
+
+
+def scrub(text: str, url: str | None) -> str:
+    """``text`` with every URL in it redacted and every credential of ``url`` masked.
+
+    For error messages from drivers, which may quote the URL or its decoded password anywhere.
+    """
+    text = re.sub(r"[A-Za-z][A-Za-z0-9+.\-]*://\S+", lambda m: redact(m.group(0)), text)
+    for secret in sorted(url_secrets(url or ""), key=len, reverse=True):
+        if len(secret) >= 4:  # masking "x" everywhere would garble the message, not protect it
+            text = text.replace(secret, "***")
+    return text
 
 
 _DEFAULT: Any = object()
@@ -98,16 +180,34 @@ def open_storage(
     heartbeat_interval: int | None = _DEFAULT,
     grace_period: int | None = _DEFAULT,
     max_retry: int = MAX_RETRY,
+    create: bool = False,
 ) -> BaseStorage:
     """Open the storage behind ``url``; a :class:`StorageError` says what is wrong and how to fix it.
 
     Heartbeat interval and grace period default to 10 s and 30 s, or ``$CONVTUNE_HEARTBEAT_INTERVAL``
-    and ``$CONVTUNE_GRACE_PERIOD``; ``heartbeat_interval=None`` turns heartbeats off.
+    and ``$CONVTUNE_GRACE_PERIOD``; ``heartbeat_interval=None`` turns heartbeats off. Only
+    ``create=True`` (``study create``) may make a new SQLite or journal file: every other command
+    reads a study that must already exist, and a typo in its path must not leave an empty database.
     """
     url = resolve_storage_url(url)
     shown = redact(url)
     if url == os.environ.get(ENV_VAR):
         shown = f"${ENV_VAR}={shown}"
+    if url.startswith("sqlite:") and (":memory:" in url or url.rstrip("/") in ("sqlite:", "sqlite:/")):
+        raise StorageError(
+            "an in-memory SQLite database keeps nothing once the command ends",
+            where=shown,
+            fix="use a file: sqlite:///studies/convtune.db",
+        )
+    local = journal_path(url) if url.startswith("journal://") else None
+    if url.startswith("sqlite:///"):
+        local = Path(url.removeprefix("sqlite:///"))
+    if local is not None and not create and not local.is_file():
+        raise StorageError(
+            f"no storage file {local}",
+            where=shown,
+            fix="create a study first (`convtune study create`), or check --storage / $CONVTUNE_STORAGE",
+        )
     if heartbeat_interval is _DEFAULT or grace_period is _DEFAULT:
         env_interval, env_grace = heartbeat_settings()
         heartbeat_interval = env_interval if heartbeat_interval is _DEFAULT else heartbeat_interval
@@ -141,6 +241,8 @@ def open_storage(
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if url.startswith("sqlite"):
             fix = "check that its directory is writable and its disk has space"
+        elif "database" in message and "does not exist" in message:
+            fix = "create the database first (e.g. createdb NAME), or check the URL's database name"
         elif "parse" in message or "load plugin" in message:
             fix = "use sqlite:///path.db, postgresql://user@host/db, journal:///path.log or redis://host:port/db"
         else:
@@ -167,12 +269,27 @@ def _rdb_storage(
         except Exception as exc:
             # Opening commits too (schema and version checks): a connection lost right then is
             # retried like any other operation; a refused connection still fails at once.
-            if url.startswith("sqlite") or not _transient(exc) or "refused" in str(exc):
+            if url.startswith("sqlite") or not _transient(exc) or _permanent(exc):
                 raise
             delay = next(delays, None)
             if delay is None:
                 raise
             time.sleep(delay)
+
+
+# Server answers that waiting will not change: no server, no such database or role, a wrong password.
+_PERMANENT = (
+    "refused",
+    "does not exist",
+    "authentication failed",
+    "no password supplied",
+    "could not translate host",
+)
+
+
+def _permanent(exc: BaseException) -> bool:
+    text = str(exc)
+    return any(reason in text for reason in _PERMANENT)
 
 
 _T = TypeVar("_T")
@@ -382,8 +499,13 @@ def _split_prefix(url: str) -> tuple[str, str]:
 
 
 def _ensure_parent(path: Path, shown: str) -> None:
+    # One missing level is made (studies/ beside a project); a deeper miss is likely a typo.
+    if not path.parent.parent.is_dir():
+        raise StorageError(
+            f"directory {path.parent.parent} does not exist", where=shown, fix="check the path, or create it"
+        )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(exist_ok=True)
     except OSError as exc:
         raise StorageError(f"cannot create directory {path.parent}: {exc.strerror}", where=shown) from None
     if not os.access(path.parent, os.W_OK):

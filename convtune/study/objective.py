@@ -54,7 +54,7 @@ from convtune.config.spec import StudySpec
 from convtune.curves import Forecast, LRSchedule, forecast_time_to_target, time_to_target
 from convtune.errors import ConvtuneError, StudyError, WorkloadError
 from convtune.execution.executor import Executor, InProcessExecutor
-from convtune.storage import open_storage, redact, resolve_storage_url
+from convtune.storage import open_storage, redact, resolve_storage_url, strip_password
 from convtune.study.signals import Preempted, _lost_interrupt
 from convtune.training.engine import EngineConfig, Progress, RunResult, default_threads
 from convtune.training.memory import peak_rss_mb
@@ -89,17 +89,23 @@ def penalty_base(spec: StudySpec) -> float:
 
 def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optuna.Study:
     """Create study ``name`` holding the whole ``spec``; an existing one must have the same spec."""
+    check_study_name(name)
     url = resolve_storage_url(storage or spec.storage)
-    backend = open_storage(url)
+    backend = open_storage(url, create=True)
     stored = spec.to_dict()
+    # The storage is remembered without its password (a study's attributes are served by
+    # optuna-dashboard and read by anyone with the storage), and it is not part of what makes two
+    # specs the same: a rotated password, or --storage instead of $CONVTUNE_STORAGE, is one study.
+    stored["storage"] = strip_password(spec.storage) if spec.storage else None
     try:
         existing = optuna.load_study(study_name=name, storage=backend)
     except KeyError:
         existing = None
     if existing is not None:
-        old = study_attr(existing, SPEC_ATTR)
-        if old != json.loads(json.dumps(stored)):
-            changed = sorted(k for k in set(old or {}) | set(stored) if (old or {}).get(k) != stored.get(k))
+        old = {k: v for k, v in (study_attr(existing, SPEC_ATTR) or {}).items() if k != "storage"}
+        new = {k: v for k, v in json.loads(json.dumps(stored)).items() if k != "storage"}
+        if old != new:
+            changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
             raise StudyError(
                 f"study {name!r} exists with a different spec (differs in: {', '.join(changed) or 'all'})",
                 where=redact(url),
@@ -122,6 +128,29 @@ def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optu
         optuna.delete_study(study_name=name, storage=backend)  # nothing half-written
         raise
     return study
+
+
+# Optuna's RDB schema holds study names in VARCHAR(512); journals have no limit, but a study
+# must be movable between storages, so one limit holds everywhere.
+MAX_STUDY_NAME = 512
+
+
+def check_study_name(name: str) -> None:
+    """A study name is non-empty, printable on one line, and fits every storage."""
+    if not name or not name.strip():
+        raise StudyError("a study name cannot be empty", where="study name", fix="give it a name")
+    if not name.isprintable():
+        raise StudyError(
+            f"{name!r} holds a control character (newline, tab, …)",
+            where="study name",
+            fix="use printable characters only",
+        )
+    if len(name) > MAX_STUDY_NAME:
+        raise StudyError(
+            f"{len(name)} characters is longer than the {MAX_STUDY_NAME} a storage holds",
+            where="study name",
+            fix="choose a shorter name",
+        )
 
 
 def open_study(name: str, storage: str | None = None, **study_kwargs: Any) -> tuple[optuna.Study, StudySpec]:

@@ -21,7 +21,7 @@ import torch.distributed as dist
 
 from convtune.config.recipe import Recipe
 from convtune.training.memory import peak_rss_bytes, reset_peak_rss
-from convtune.workloads import Workload
+from convtune.workloads import Workload, checked_metrics
 
 CostKind = Literal["wallclock", "samples", "device_seconds"]
 
@@ -412,7 +412,7 @@ def _evaluate(
     if rank == 0:
         model.eval()
         with torch.no_grad():
-            metrics = {k: float(v) for k, v in workload.evaluate(model).items()}
+            metrics = checked_metrics(workload.evaluate(model))
         model.train()
     if world_size > 1:
         box = [metrics]

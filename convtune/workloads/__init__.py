@@ -63,6 +63,11 @@ class Workload(Protocol):
     >>> isinstance(Line(), Workload)
     True
 
+    Optionally a workload (class or instance) declares ``metrics = {"accuracy": (0.0, 1.0)}``:
+    the names ``evaluate`` returns and the range of each. ``study create`` then refuses a target
+    on a metric it does not produce, or one no value in its range can reach, without building
+    the workload; undeclared, one evaluation of an untrained model tells the names.
+
     With ``def make(**args): return Line(**args)`` in ``line.py``, a spec says
     ``workload: line.py:make`` and ``target: "val_loss<=0.02"``.
     """
@@ -162,3 +167,30 @@ def build_workload(
             fix="implement the Workload protocol",
         )
     return workload
+
+
+def checked_metrics(returned: Any) -> dict[str, float]:
+    """What ``evaluate()`` returned, as ``{name: float}``, or a :class:`WorkloadError` saying why not.
+
+    A workload bug (a string, None, a tensor of many values) is the user's to fix once, not a
+    failed trial and a traceback for every trial of the study.
+    """
+    if not isinstance(returned, Mapping):
+        raise WorkloadError(
+            f"evaluate() returned {type(returned).__name__}, not a dict of metrics",
+            where="workload.evaluate",
+            fix="return e.g. {'val_loss': 1.23}",
+        )
+    metrics: dict[str, float] = {}
+    for name, value in returned.items():
+        try:
+            if isinstance(value, bool | str | bytes) or value is None:
+                raise TypeError
+            metrics[str(name)] = float(value)
+        except (TypeError, ValueError, RuntimeError):
+            raise WorkloadError(
+                f"evaluate() returned {value!r} for {name!r}, not a number",
+                where="workload.evaluate",
+                fix="return plain numbers (e.g. tensor.item())",
+            ) from None
+    return metrics

@@ -104,6 +104,8 @@ class CharLM:
     """
 
     metric = "val_loss"
+    # What evaluate() returns and the range it lies in: a target outside it is refused at create.
+    metrics = {"val_loss": (0.0, math.inf)}
 
     def __init__(
         self,

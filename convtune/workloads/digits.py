@@ -5,6 +5,7 @@ Metrics: ``accuracy`` and ``val_loss`` on a fixed 20% held-out split.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import torch
@@ -16,6 +17,8 @@ class Digits:
     """Classify sklearn digits with a small MLP (``hidden`` units per layer, ``depth`` layers)."""
 
     metric = "accuracy"
+    # What evaluate() returns and the range each lies in: a target outside it is refused at create.
+    metrics = {"accuracy": (0.0, 1.0), "val_loss": (0.0, math.inf)}
 
     def __init__(self, hidden: int = 64, depth: int = 2, val_fraction: float = 0.2, split_seed: int = 0):
         from sklearn.datasets import load_digits
