@@ -56,3 +56,28 @@ def test_a_long_run_stores_a_compact_curve_and_a_rounded_value(tmp_path: Path) -
     assert curve["samples"] == sorted(curve["samples"])
     assert spec.max_cost < trial.value <= PENALTY_CEILING * spec.max_cost
     assert float(f"{trial.value:.4g}") == trial.value, "4 significant digits"
+
+
+def _stopped(predicted: float, low: float, high: float) -> dict[str, object]:
+    return {
+        "status": "stopped",
+        "curve": {"samples": [1000, 2000, 3000, 4000], "metric": [0.5, 0.6, 0.66, 0.7]},
+        "predicted_time_to_target": predicted,
+        "forecast_low": low,
+        "forecast_high": high,
+        "forecast_level": 0.8,
+    }
+
+
+def test_a_far_forecast_sits_at_the_axis_edge_and_every_forecast_has_its_band() -> None:
+    from convtune.report.plots import learning_curve_figure
+
+    far = learning_curve_figure(7, _stopped(50_000.0, 7_000.0, math.inf), "accuracy>=0.9", "samples").axes[0]
+    assert far.get_xlim()[1] == 2.5 * 4000, "the axis ends near the curve, not at the far forecast"
+    assert ">" in [line.get_marker() for line in far.get_lines()], "the forecast marked at the edge"
+    labels = [t.get_text() for t in far.get_legend().get_texts()]
+    assert "forecast 80% interval" in labels and "forecast 50,000 samples (beyond the axis)" in labels
+
+    near = learning_curve_figure(8, _stopped(7_000.0, 5_500.0, 9_000.0), "accuracy>=0.9", "samples").axes[0]
+    assert "x" in [line.get_marker() for line in near.get_lines()]
+    assert "forecast 80% interval" in [t.get_text() for t in near.get_legend().get_texts()]
