@@ -355,7 +355,7 @@ def test_scripting_version_json_and_plain_progress(project: Path, capsys: pytest
     code, out, _ = cli(capsys, "study", "show", "tiny", "--json")
     shown = json.loads(out)
     assert code == 0 and [t["trial"] for t in shown] == [0, 1]
-    assert {t["status"] for t in shown} <= {"reached", "stopped", "budget", "diverged", "oom"}
+    assert {t["status"] for t in shown} <= {"reached", "stopped", "budget", "diverged", "oom", "duplicate"}
     assert shown == ran["trials"], "show --json prints what run --json printed"
 
     code, out, _ = cli(capsys, "study", "list", "--json")
