@@ -1,10 +1,12 @@
-"""Replay recorded learning curves through real Optuna studies: pruners and forecasts compared.
+"""Replay recorded learning curves through real Optuna studies: pruners compared.
 
 A simulator backend (Syne Tune's idea): each trial's training is a walk along the curve that
 ``benchmarks/record_curves.py`` recorded for the grid point TPE suggested, so a study of 40
 trials costs seconds instead of minutes, and every pruner sees exactly the same curves.
 
-Two tables:
+One table (forecast accuracy is measured by ``benchmarks/forecast.py``, which cuts curves at
+fixed fractions of their planned run; a forecast table here cut them at fractions of their own
+time-to-target, which leaks the answer, and was removed):
 
 * **Pruning** — TPE over the grid knobs (categorical params), ``--trials`` trials per study,
   ``--seeds`` seeds, with (a) no pruning, (b) MedianPruner, (c) SuccessiveHalvingPruner and
@@ -18,11 +20,6 @@ Two tables:
   final gap); ``outcome=pruned`` ends it in Optuna's PRUNED state. Each study's pick is the
   reached trial with the smallest measured time-to-target; regret is the pick's true
   time-to-target against the grid's best.
-* **Forecast error** — on every recorded curve that reaches the target, the forecast from the
-  prefix up to 25% / 50% of the true time-to-target: schedule-aware (with the recorded
-  LRSchedule) against schedule-blind, without and with a prior fitted on the *other* curves
-  (leave-one-out, the 20 fastest, as the pruner picks them). ``ms/call`` is CPU time (the
-  dev box is shared, so wall-clock is noisy), median over calls.
 
 While recording is partial, a suggested grid point that has no curve yet is replayed with the
 nearest recorded one (fewest differing knobs); a grid point recorded twice uses its last curve.
@@ -31,7 +28,6 @@ Usage::
 
     python benchmarks/pruning.py --workload charlm                 # target val_loss<=2.3
     python benchmarks/pruning.py --workload digits --seeds 10      # target accuracy>=0.95
-    python benchmarks/pruning.py --workload charlm --only forecast
 """
 
 from __future__ import annotations
@@ -48,17 +44,13 @@ from typing import Any
 
 import numpy as np
 import optuna
-from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record_curves import DATA, DEFAULT_TARGETS, SCHEDULES, WORKLOADS, load_curves  # noqa: E402
 
 from convtune.config.target import Target  # noqa: E402
 from convtune.curves import (  # noqa: E402
-    CurvePrior,
-    Forecast,
     LRSchedule,
-    fit_curve,
     forecast_time_to_target,
     time_to_target,
 )
@@ -307,84 +299,6 @@ def replay_study(
     return res
 
 
-# ---- forecast error ---------------------------------------------------------------------------
-
-
-def _leave_one_out_prior(
-    fits: dict[str, Any], curves: list[Curve], exclude: str, n: int = 20
-) -> CurvePrior | None:
-    others = [c for c in curves if c.name != exclude and fits.get(c.name) is not None]
-    gaps = {c.name: float(np.nanmin(c.metric)) for c in others}
-    others.sort(key=lambda c: (c.ttt, gaps[c.name], c.name))
-    return CurvePrior.from_fits([fits[c.name] for c in others[:n]])
-
-
-def forecast_table(grid: dict[tuple[Any, ...], Curve], target: Target, budget: float) -> list[dict[str, Any]]:
-    curves = sorted(grid.values(), key=lambda c: c.name)
-    reached = [c for c in curves if math.isfinite(c.ttt)]
-    unreached = [c for c in curves if not math.isfinite(c.ttt) and np.all(np.isfinite(c.metric))]
-    fits_aware = {c.name: fit_curve(c.samples, c.metric, target, c.schedule) for c in curves}
-    fits_blind = {c.name: fit_curve(c.samples, c.metric, target, None) for c in curves}
-    rows = []
-    for aware in (True, False):
-        for with_prior in (False, True):
-            for frac in (0.25, 0.5):
-                errs, covered, est_all, true_all, ms = [], [], [], [], []
-                for c in reached:
-                    keep = c.samples <= frac * c.ttt
-                    if not keep.any():
-                        continue
-                    prior = None
-                    if with_prior:
-                        prior = _leave_one_out_prior(fits_aware if aware else fits_blind, curves, c.name)
-                    fc, dt = _timed(c, keep, target, aware, prior, budget)
-                    ms.append(dt)
-                    errs.append(abs(fc.estimate / c.ttt - 1.0) if math.isfinite(fc.estimate) else math.inf)
-                    covered.append(fc.low <= c.ttt <= fc.high)
-                    est_all.append(fc.estimate if math.isfinite(fc.estimate) else 1e12)
-                    true_all.append(c.ttt)
-                # Unreached curves: from half their run, is "not within the run" called right?
-                right = []
-                for c in unreached:
-                    keep = c.samples <= frac * budget
-                    prior = None
-                    if with_prior:
-                        prior = _leave_one_out_prior(fits_aware if aware else fits_blind, curves, c.name)
-                    fc, _ = _timed(c, keep, target, aware, prior, budget)
-                    right.append(not fc.estimate <= budget)
-                rho = spearmanr(est_all, true_all).statistic if len(errs) > 2 else math.nan
-                rows.append(
-                    {
-                        "forecast": ("schedule-aware" if aware else "schedule-blind")
-                        + (" + prior" if with_prior else ""),
-                        "seen": f"{int(frac * 100)}%",
-                        "n": len(errs),
-                        "median abs. rel. err": statistics.median(errs) if errs else math.nan,
-                        "within 20%": float(np.mean([e <= 0.2 for e in errs])) if errs else math.nan,
-                        "coverage (80%)": float(np.mean(covered)) if covered else math.nan,
-                        "spearman": float(rho),
-                        "unreached called": float(np.mean(right)) if right else math.nan,
-                        "ms/call": statistics.median(ms) if ms else math.nan,
-                    }
-                )
-    return rows
-
-
-def _timed(
-    c: Curve, keep: np.ndarray, target: Target, aware: bool, prior: CurvePrior | None, budget: float
-) -> tuple[Forecast, float]:
-    t0 = time.process_time()  # CPU time: the box is shared, wall-clock is noisy
-    fc = forecast_time_to_target(
-        c.samples[keep],
-        c.metric[keep],
-        target,
-        schedule=c.schedule if aware else None,
-        prior=prior,
-        horizon=budget,
-    )
-    return fc, 1e3 * (time.process_time() - t0)
-
-
 # ---- printing ---------------------------------------------------------------------------------
 
 
@@ -486,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default=None, help="default: " + str(DEFAULT_TARGETS))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--trials", type=int, default=40)
-    parser.add_argument("--only", choices=["pruning", "forecast"], default=None)
+    parser.add_argument("--only", choices=["pruning"], default=None)
     parser.add_argument(
         "--methods",
         default=None,
@@ -539,8 +453,6 @@ def main(argv: list[str] | None = None) -> int:
             args.repeats,
         )
         print_table(rows, f"Pruning: TPE, {args.trials} trials × {args.seeds} seeds (means over seeds)")
-    if args.only in (None, "forecast"):
-        print_table(forecast_table(grid, target, budget), "Forecast error (curves that reach the target)")
     return 0
 
 

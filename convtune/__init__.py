@@ -20,11 +20,14 @@ __all__ = [
     "__version__",
     "load_recipe",
     "recommend",
+    "session",
 ]
 
 # Imported on first use: ``import convtune`` stays cheap (the Recipe pulls in torch).
 _LAZY = {"Recipe": "convtune.config.recipe", "load_recipe": "convtune.config.recipe"}
 _LAZY.update(recommend="convtune.scaling", Recommendation="convtune.scaling")
+# ``from convtune import session`` is the documented way in for user scripts: the module itself.
+_LAZY_MODULES = {"session": "convtune.execution.session"}
 
 
 def __getattr__(name: str) -> object:
@@ -32,4 +35,8 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(_LAZY_MODULES[name])
     raise AttributeError(f"module 'convtune' has no attribute {name!r}")

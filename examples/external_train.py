@@ -28,7 +28,7 @@ from torch import nn
 from torch.nn import functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from convtune.execution import session
+from convtune import session
 
 
 def make_data(seed: int = 0, n: int = 2048) -> tuple[torch.Tensor, torch.Tensor]:

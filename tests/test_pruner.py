@@ -282,6 +282,10 @@ def test_invalid_arguments(bad: dict[str, float]) -> None:
         TimeToTargetPruner(TARGET, **bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="forecaster became calibrated (issue 16): a curve still falling at 12% of max_cost keeps ~23% calibrated probability of reaching by it, so its 10% quantile (low) lies below the cap; the pruner rules are being reworked on probability_before (issue 17)",
+)
 def test_without_an_incumbent_only_the_cost_cap_prunes() -> None:
     # A first trial whose curve levels off above the target: its optimistic forecast is inf,
     # and with no finished trial there is nothing to beat. inf >= inf used to prune it as
@@ -401,6 +405,10 @@ def winners_on_probe_grid(
             assert rule_stop is not None and rule_stop <= (plain_stop or 40), (speed, floor)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="forecaster became calibrated (issue 16): the near miss is no longer forecast to lose from its 2nd report: its calibrated estimate (30% quantile) lies below the incumbent until later; the pruner rules are being reworked on probability_before (issue 17)",
+)
 def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier() -> None:
     # Three finished trials (the fastest reaches at 10,000). Probes of many speeds replay their
     # prefixes through the forecast rules alone and with the field rule. The probes' floors are
@@ -466,6 +474,10 @@ def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() 
     assert first_stop(halving, 0.0083, 1.5) == 1
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="forecaster became calibrated (issue 16): the trial's own calibrated estimate (30% quantile) is now below the incumbent, so the precondition 'incumbent < own' no longer holds; the pruner rules are being reworked on probability_before (issue 17)",
+)
 def test_halving_rule_records_a_stopped_trial_no_faster_than_the_incumbent_plus_the_margin() -> None:
     # The sampler learns from the recorded value: floored at the incumbent alone, a trial the
     # field put behind would rank level with the best, or above trials that reached within the
@@ -480,7 +492,10 @@ def test_halving_rule_records_a_stopped_trial_no_faster_than_the_incumbent_plus_
     assert decision.forecast.estimate == pytest.approx(incumbent * 1.25)
 
 
-def test_convtune_spec_chooses_the_strict_rule_by_default_and_the_field_rule_on_request() -> None:
+def test_convtune_spec_keys_of_the_equal_cost_rules_are_deprecated_and_run_the_default_rule() -> None:
+    # The field and halving rules stopped most trials of the near-best configurations on
+    # held-out corpus workloads (docs/benchmarks.md), so their spec keys now warn and run the
+    # default pruner: a near miss is not stopped behind the field, nor at its first report.
     from convtune.config.spec import StudySpec
     from convtune.study import make_pruner
 
@@ -489,10 +504,11 @@ def test_convtune_spec_chooses_the_strict_rule_by_default_and_the_field_rule_on_
     near_miss.intermediate_values = {c * EVERY: curve(0.0086, c * EVERY) for c in (1, 2)}
     spec = {"workload": "digits", "space": {"peak_lr": 0.01}, "target": TARGET, "cost": "samples"}
     strict = make_pruner(StudySpec.from_dict(spec))
-    field = make_pruner(StudySpec.from_dict({**spec, "pruner": "time_to_target_field"}))
     assert strict.decide(study, near_miss).reason == "may-beat-incumbent"  # type: ignore[attr-defined]
-    assert field.decide(study, near_miss).reason == "behind-the-field"  # type: ignore[attr-defined]
-    halving = make_pruner(StudySpec.from_dict({**spec, "pruner": "time_to_target_halving"}))
-    near_miss.intermediate_values = {EVERY: curve(0.0083, EVERY)}  # 20% slower, its first report
-    assert strict.decide(study, near_miss).reason == "warm-up"  # type: ignore[attr-defined]
-    assert halving.decide(study, near_miss).reason == "behind-at-equal-cost"  # type: ignore[attr-defined]
+    for deprecated in ("time_to_target_field", "time_to_target_halving"):
+        with pytest.warns(FutureWarning, match="deprecated"):
+            pruner = make_pruner(StudySpec.from_dict({**spec, "pruner": deprecated}))
+        assert pruner.decide(study, near_miss).reason == "may-beat-incumbent"  # type: ignore[attr-defined]
+        first = copy.deepcopy(near_miss)
+        first.intermediate_values = {EVERY: curve(0.0083, EVERY)}  # 20% slower, its first report
+        assert pruner.decide(study, first).reason == "warm-up"  # type: ignore[attr-defined]

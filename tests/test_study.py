@@ -181,23 +181,24 @@ def test_a_nearly_identical_configuration_reuses_the_outcome(tmp_path: Path) -> 
     assert again.user_attrs["status"] != "duplicate" and again.intermediate_values
 
 
-def test_halving_pruner_stops_a_trial_behind_at_its_first_evaluation(tmp_path: Path) -> None:
-    """`pruner: time_to_target_halving` in a real study: a slow LR behind the finished trial at
-    equal cost stops at its first evaluation, recorded as no faster than the incumbent plus the
-    pruner's margin (25%)."""
+def test_the_deprecated_halving_pruner_warns_and_no_longer_stops_at_the_first_evaluation(
+    tmp_path: Path,
+) -> None:
+    """`pruner: time_to_target_halving` in a real study warns and runs the default pruner: a slow
+    LR behind the finished trial at equal cost is not stopped at its first evaluation (the
+    equal-cost rule stopped near-best configurations on held-out workloads)."""
     url = f"sqlite:///{tmp_path / 'halving.db'}"
     study = create_study("halving", tiny_spec(pruner="time_to_target_halving"), url)
     for lr in (3.0e-2, 1.0e-4):
         study.enqueue_trial({"peak_lr": lr})
-    run_study("halving", n_trials=2, storage=url)
+    with pytest.warns(FutureWarning, match="deprecated"):
+        run_study("halving", n_trials=2, storage=url)
 
     study, _ = open_study("halving", url)
     fast, slow = study.get_trials(states=(TrialState.COMPLETE,))
     assert fast.user_attrs["status"] == "reached", fast.user_attrs.get("reason")
-    assert slow.user_attrs["status"] == "stopped"
-    assert slow.user_attrs["reason"] == "pruned: behind-at-equal-cost"
-    assert len(slow.intermediate_values) == 1
-    assert slow.value >= 1.25 * fast.value
+    assert slow.user_attrs.get("reason") != "pruned: behind-at-equal-cost"
+    assert len(slow.intermediate_values) > 1
 
 
 @pytest.mark.parametrize(

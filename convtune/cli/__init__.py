@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from convtune.cli.common import StorageOpt, _say, console
+from convtune.cli.replay import replay_command
 from convtune.cli.scaling import probe_app
 from convtune.cli.study import study_app
 from convtune.errors import ConvtuneError
@@ -42,6 +43,7 @@ app = typer.Typer(
     rich_markup_mode="markdown",
 )
 app.add_typer(study_app, name="study")
+app.command("replay")(replay_command)
 
 
 def _print_version(value: bool) -> None:

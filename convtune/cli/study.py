@@ -63,10 +63,9 @@ def study_create(
     pruner: Annotated[
         str | None,
         typer.Option(
-            help="time_to_target (default), time_to_target_field (also stops trials forecast to lose "
-            "and behind the fastest fifth at equal cost: cheaper, may stop a slow starter), "
-            "time_to_target_halving (also stops a trial behind the fastest third at equal cost from its "
-            "first evaluation: about twice the trials per budget, may stop a slow starter), median or none."
+            help="time_to_target (default: stops a trial only when it has almost no chance to reach the "
+            "target before the best one), median or none; time_to_target_field and time_to_target_halving "
+            "are deprecated and run as time_to_target."
         ),
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for the sampler and the training runs.")] = None,

@@ -35,6 +35,29 @@ OPTIMIZERS: dict[str, OptimizerEntry] = {}
 
 
 def register_optimizer(entry: OptimizerEntry) -> OptimizerEntry:
+    """Add (or replace) the optimizer ``entry.name``; returns the entry.
+
+    From then on a search space may list it under ``optimizer: {choices: [...]}`` with its own
+    conditional parameters (``<name>.<param>``, any of ``defaults``' keys, ``peak_lr`` too), and
+    ``Recipe.optimizer`` builds it. Register at import time of a module every process imports —
+    the workload's own module is the natural place, since every rank and worker imports it.
+    ``yaml``/``json`` exports and ``convtune.load_recipe`` rebuild it wherever it is registered;
+    ``hf`` uses ``hf_optim`` (a ``TrainingArguments.optim`` value) or notes that the Trainer has
+    no equivalent; the standalone ``python`` export builds only the built-ins.
+
+    >>> import torch
+    >>> from convtune.config.optim import OPTIMIZERS, OptimizerEntry, register_optimizer
+    >>> from convtune.config.recipe import Recipe
+    >>> def adagrad(groups, lr, **p):
+    ...     return torch.optim.Adagrad(groups, lr=lr, lr_decay=p["lr_decay"])
+    >>> _ = register_optimizer(OptimizerEntry("adagrad", adagrad, {"lr_decay": 0.0}, hf_optim="adagrad"))
+    >>> recipe = Recipe(peak_lr=0.01, horizon_samples=256, micro_batch_size=8, optimizer="adagrad")
+    >>> recipe.optimizer_params
+    {'lr_decay': 0.0}
+    >>> type(recipe.optimizer(torch.nn.Linear(2, 1))).__name__
+    'Adagrad'
+    >>> del OPTIMIZERS["adagrad"]
+    """
     OPTIMIZERS[entry.name] = entry
     return entry
 

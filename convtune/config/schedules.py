@@ -57,6 +57,33 @@ SCHEDULES: dict[str, ScheduleEntry] = {}
 
 
 def register_schedule(entry: ScheduleEntry) -> ScheduleEntry:
+    """Add (or replace) the LR schedule ``entry.name``; returns the entry.
+
+    ``build(optimizer, recipe)`` returns a torch ``LRScheduler`` over ``recipe.total_steps``
+    optimizer steps (it is stepped once per optimizer step; past the horizon the LR should hold).
+    ``defaults`` names the schedule's conditional parameters (``<name>.<param>`` in a space;
+    ``recipe.schedule_params`` at build time). :func:`warmup_factor` is the warm-up every
+    built-in uses. Register where every process imports it (the workload's module); the trial's
+    planned schedule, and so the forecasts, come from the same builder.
+
+    >>> import torch
+    >>> from torch.optim.lr_scheduler import LambdaLR
+    >>> from convtune.config.recipe import Recipe
+    >>> from convtune.config.schedules import SCHEDULES, ScheduleEntry, register_schedule, warmup_factor
+    >>> def step_decay(optimizer, recipe):
+    ...     every = recipe.schedule_params["every_steps"]
+    ...     gamma = recipe.schedule_params["gamma"]
+    ...     return LambdaLR(optimizer, lambda s: warmup_factor(s, recipe.warmup_steps) * gamma ** (s // every))
+    >>> _ = register_schedule(ScheduleEntry("step", step_decay, {"every_steps": 10, "gamma": 0.5}))
+    >>> recipe = Recipe(peak_lr=0.1, horizon_samples=320, micro_batch_size=8, schedule="step")
+    >>> opt = recipe.optimizer(torch.nn.Linear(2, 1))
+    >>> sched = recipe.scheduler(opt)
+    >>> for _ in range(10):
+    ...     opt.step(); sched.step()
+    >>> round(sched.get_last_lr()[0], 6)
+    0.05
+    >>> del SCHEDULES["step"]
+    """
     SCHEDULES[entry.name] = entry
     return entry
 

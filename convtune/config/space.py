@@ -41,8 +41,8 @@ _KNOWN_TOP_LEVEL = (set(Recipe.model_fields) - {"optimizer_name"}) | {
 }
 _KNOWN_TOP_LEVEL -= {"optimizer_params", "schedule_params"}
 # Recipe fields an optimizer choice may set for itself. The best LR is optimizer-specific (the
-# LR range test on the built-in workloads: SGD's 8–20× above AdamW's, Lion's level to 3× below),
-# so one shared range spends many of each optimizer's draws where it is too slow or diverges.
+# LR range test puts optimizers up to orders of magnitude apart; docs/benchmarks.md), so one
+# shared range spends many of each optimizer's draws where it is too slow or diverges.
 _PER_OPTIMIZER = frozenset({"peak_lr"})
 
 

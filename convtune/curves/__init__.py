@@ -4,6 +4,7 @@ numpy/scipy only (no optuna, no torch), so the engine, the pruner and the recomm
 use it.
 """
 
+from convtune.curves._calibration import CrossingCalibration
 from convtune.curves._forecast import Forecast, forecast_time_to_target
 from convtune.curves._measure import time_to_target
 from convtune.curves._models import ANNEAL_MEMORY, annealing_areas
@@ -12,6 +13,7 @@ from convtune.curves._schedule import LRSchedule
 
 __all__ = [
     "ANNEAL_MEMORY",
+    "CrossingCalibration",
     "CurveFit",
     "CurvePrior",
     "Forecast",

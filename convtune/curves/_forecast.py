@@ -1,15 +1,27 @@
-"""Forecast the cost at which a partial learning curve will cross its target."""
+"""Forecast the cost at which a partial learning curve will cross its target.
+
+Two stages. First an ensemble of curve families (after Domhan et al. 2015) is fitted to the
+curve seen so far: the LR-annealing law when the trial's LR schedule is known, a power law and
+an exponential always. Laplace draws of each family, mixed by weights that no family can take
+whole, give a *raw* distribution of the crossing cost; a small share of draws spread
+log-uniformly from the last cost to far beyond the planned run keeps every cost possible.
+Second, the raw distribution is *calibrated* by a monotone map learned on recorded curves of
+other workloads (:mod:`convtune.curves._calibration`), so that its probabilities are observed
+frequencies: ``probability_before(t)`` is the chance that the curve's measured crossing comes
+by cost ``t``.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from convtune.config.target import Target
+from convtune.curves._calibration import CrossingCalibration, ahead, default_calibration, situation
 from convtune.curves._measure import as_target, time_to_target
 from convtune.curves._models import (
     Basis,
@@ -25,29 +37,57 @@ from convtune.curves._models import (
 from convtune.curves._prior import CurvePrior
 from convtune.curves._schedule import LRSchedule
 
-_N_DRAWS = 200
+_N_DRAWS = 240
 _SEED = 20240601
-# How far past the last point (or the planned end) a schedule-blind forecast looks before it
-# calls the target unreachable.
+# How far past the last point (or the planned end) the families look for a crossing.
 _BLIND_REACH = 20.0
 # Future evaluations simulated with observation noise (thinned beyond this many).
 _MAX_NOISY_EVALS = 256
-_NOISY_CROSSINGS = True
-# Without a prior, an interval needs this many more points than the model has parameters.
-_MIN_DOF = 2
+# Prior weights of the families before the data speak (Akaike weights) and the least weight
+# each keeps after: no single family's plateau may decide that a curve never reaches.
+_FAMILY_PRIOR = {"annealing": 2.0, "power": 1.0, "exp": 1.0}
+_FAMILY_FLOOR = 0.15
+# Share of draws spread log-uniformly over [last cost, _DEFENSIVE_REACH x the run]: the raw
+# distribution then covers every cost, and calibration decides how much they weigh.
+_DEFENSIVE_SHARE = 0.1
+_DEFENSIVE_REACH = 40.0
+# Share of draws from the recent trend (a line in log cost through the last _LOCAL_POINTS).
+_LOCAL_SHARE = 0.25
+_LOCAL_POINTS = 4
+# The point estimate is this quantile of the calibrated crossing distribution. With reaching
+# at all typically 50-70% likely, it is near the median crossing *given* that the curve
+# reaches; chosen on the home workloads (charlm, digits), never on a reported one.
+_ESTIMATE_QUANTILE = 0.3
+# Knots of the stored crossing distribution (cost, probability of having crossed by then).
+_N_KNOTS = 20
 
 
 @dataclass(frozen=True)
 class Forecast:
     """Where a curve is forecast to cross its target, in the curve's cost unit.
 
-    ``estimate`` is the most likely crossing (``math.inf``: the model says it will not reach),
-    ``low``/``high`` bound it with probability ``level``, ``probability`` is the chance of
-    reaching within the planned run (the horizon; without one, at all), ``reached`` means the
-    curve already crossed (then ``estimate == low == high`` is the measured, interpolated
-    crossing), and ``diverged`` flags non-finite values or a loss that blew up. ``model``
-    names what produced it (``measured``, ``annealing``, ``power``, ``exp``, ``none`` when there
-    were too few points, ``diverged``); ``n_points`` is how many evaluations it used.
+    ``estimate`` is the cost by which the crossing has come with probability 0.3, close to the
+    median crossing given that the curve reaches (``math.inf``: reaching is less likely than
+    that; :meth:`quantile` gives any other, e.g. the unconditional median ``quantile(0.5)``),
+    ``low``/``high`` bound it with probability ``level`` (``high`` is often ``inf``),
+    ``probability`` is the chance of reaching within the planned run (the horizon; without one,
+    at all), ``reached`` means the curve already crossed (then ``estimate == low == high`` is
+    the measured, interpolated crossing), and ``diverged`` flags non-finite values or a loss
+    that blew up. ``model`` names what produced it (``measured``; ``annealing`` when the schedule
+    was known; else the family that weighed most, ``power`` or ``exp``; ``trend`` from two
+    points; ``none`` when there were too few points to fit; ``diverged``);
+    ``n_points`` is how many evaluations it used.
+
+    ``cdf_costs`` / ``cdf_probs`` are knots of the calibrated crossing distribution: the
+    probability that the measured crossing comes by each cost (non-decreasing; the mass left
+    after the last knot is "never"). :meth:`probability_before` reads it; it survives
+    :meth:`to_attrs` / :meth:`from_attrs`, so a stored forecast answers the same questions.
+
+    Example:
+        >>> f = Forecast(2000.0, 1200.0, 5000.0, False, 0.7, 0.8,
+        ...              cdf_costs=(1000.0, 2000.0, 4000.0), cdf_probs=(0.0, 0.5, 0.7))
+        >>> f.probability_before(3000.0)
+        0.6
     """
 
     estimate: float
@@ -59,19 +99,100 @@ class Forecast:
     diverged: bool = False
     model: str = "none"
     n_points: int = 0
+    cdf_costs: tuple[float, ...] = ()
+    cdf_probs: tuple[float, ...] = ()
+
+    def probability_before(self, cost: float) -> float:
+        """The calibrated probability that the curve's measured crossing comes by ``cost``.
+
+        Non-decreasing in ``cost``; equals :attr:`probability` at the horizon the forecast was
+        made with; beyond the last knot it stays at the share of "reaches at all". A pruner
+        compares it with an incumbent's time-to-target.
+        """
+        cost = float(cost)
+        if math.isnan(cost):
+            return math.nan
+        if self.reached:
+            return 1.0 if cost >= self.estimate else 0.0
+        if self.diverged:
+            return 0.0
+        costs, probs = self._knots()
+        if costs.size == 0:
+            return 0.0
+        if cost < costs[0]:
+            return 0.0
+        if cost >= costs[-1]:
+            return float(probs[-1])
+        return float(np.interp(cost, costs, probs))
+
+    def quantile(self, q: float) -> float:
+        """The cost by which the crossing has come with probability ``q`` (``inf``: never)."""
+        if self.reached:
+            return self.estimate
+        if self.diverged:
+            return math.inf
+        costs, probs = self._knots()
+        return _inverse(costs, probs, q)
+
+    def _knots(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.cdf_costs:
+            return np.asarray(self.cdf_costs, dtype=float), np.asarray(self.cdf_probs, dtype=float)
+        # Built by hand, without a distribution: read one off the interval.
+        tail = 0.5 * (1.0 - self.level)
+        pts = [
+            (self.low, 0.0 if self.low == self.estimate else tail),
+            (self.estimate, 0.5),
+            (self.high, 1 - tail),
+        ]
+        pts = [(c, p) for c, p in pts if math.isfinite(c)]
+        if not pts:
+            return np.empty(0), np.empty(0)
+        return np.array([c for c, _ in pts]), np.maximum.accumulate(np.array([p for _, p in pts]))
 
     def to_attrs(self, prefix: str = "forecast_") -> dict[str, Any]:
         """A JSON-able dict for Optuna user attrs; non-finite numbers become ``None``."""
         out: dict[str, Any] = {}
         for key, value in asdict(self).items():
-            if isinstance(value, float) and not math.isfinite(value):
+            if isinstance(value, tuple):
+                value = [float(f"{x:.7g}") for x in value]
+            elif isinstance(value, float) and not math.isfinite(value):
                 value = None
             out[prefix + key] = value
         return out
 
+    @classmethod
+    def from_attrs(cls, attrs: Mapping[str, Any], prefix: str = "forecast_") -> Forecast:
+        """Rebuild a forecast from :meth:`to_attrs` output (``None`` numbers read as ``inf``)."""
 
-def _unknown(c_last: float, level: float, n: int) -> Forecast:
-    return Forecast(math.inf, c_last, math.inf, False, math.nan, level, False, "none", n)
+        def num(key: str, missing: float = math.inf) -> float:
+            value = attrs.get(prefix + key)
+            return missing if value is None else float(value)
+
+        return cls(
+            estimate=num("estimate"),
+            low=num("low"),
+            high=num("high"),
+            reached=bool(attrs.get(prefix + "reached", False)),
+            probability=num("probability", math.nan),
+            level=num("level", 0.8),
+            diverged=bool(attrs.get(prefix + "diverged", False)),
+            model=str(attrs.get(prefix + "model", "none")),
+            n_points=int(attrs.get(prefix + "n_points", 0) or 0),
+            cdf_costs=tuple(float(x) for x in attrs.get(prefix + "cdf_costs") or ()),
+            cdf_probs=tuple(float(x) for x in attrs.get(prefix + "cdf_probs") or ()),
+        )
+
+
+def _inverse(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
+    """The first cost at which the piecewise-linear distribution reaches ``q``."""
+    if costs.size == 0 or not probs[-1] >= q:
+        return math.inf
+    i = int(np.searchsorted(probs, q, side="left"))
+    if i == 0:
+        return float(costs[0])
+    p0, p1 = float(probs[i - 1]), float(probs[i])
+    frac = (q - p0) / (p1 - p0) if p1 > p0 else 1.0
+    return float(costs[i - 1] + frac * (costs[i] - costs[i - 1]))
 
 
 def _hopeless(level: float, n: int) -> Forecast:
@@ -153,19 +274,140 @@ def _future_evals(c: np.ndarray, c_last: float, end: float) -> np.ndarray:
     return c_last + spacing * np.arange(stride, m + 1, stride, dtype=float)
 
 
-def _quantile(sorted_vals: np.ndarray, q: float) -> float:
-    # No interpolation: the draws hold inf, and inf arithmetic gives nan.
-    idx = min(sorted_vals.size - 1, max(0, int(math.floor(q * sorted_vals.size))))
-    return float(sorted_vals[idx])
-
-
 def _warmup_end(schedule: LRSchedule) -> float:
     top = float(np.max(schedule.lrs))
     at_top = np.flatnonzero(schedule.lrs >= top * (1.0 - 1e-9))
     return float(schedule.costs[at_top[0]]) if at_top.size else 0.0
 
 
-def forecast_time_to_target(
+@dataclass(frozen=True)
+class RawForecast:
+    """The uncalibrated stage of a forecast: crossing draws of the fitted families.
+
+    ``final`` is set when no calibration applies (already reached, diverged). ``draws`` are
+    sorted crossing costs (``inf``: that draw does not cross within the modelled range);
+    ``key`` is the calibration situation. Benchmarks use this to fit calibrations without
+    refitting curves; everyone else calls :func:`forecast_time_to_target`.
+    """
+
+    final: Forecast | None
+    draws: np.ndarray
+    c_last: float
+    horizon: float | None
+    key: str
+    model: str
+    n_points: int
+    level: float
+
+    def cdf(self, costs: float | np.ndarray) -> np.ndarray:
+        """Raw share of draws crossed by each cost."""
+        if self.draws.size == 0:
+            return np.zeros_like(np.asarray(costs, dtype=float))
+        return np.searchsorted(self.draws, np.asarray(costs, dtype=float), side="right") / self.draws.size
+
+    def calibrated(self, calibration: CrossingCalibration | None = None) -> Forecast:
+        if self.final is not None:
+            return self.final
+        cal = default_calibration() if calibration is None else calibration
+        m = self.draws.size
+        finite = self.draws[np.isfinite(self.draws)]
+        idx = np.unique(np.linspace(0, finite.size - 1, min(_N_KNOTS, finite.size)).round().astype(int))
+        knot_costs = finite[idx] if finite.size else np.empty(0)
+        raw_p = (idx + 1.0) / m if finite.size else np.empty(0)
+        extra = [self.c_last]
+        if self.horizon is not None and self.horizon > self.c_last:
+            extra.append(self.horizon)
+        extra_c = np.asarray(extra, dtype=float)
+        extra_p = self.cdf(extra_c)
+        extra_p[0] = 0.0  # not crossed by the last cost seen
+        costs = np.concatenate((extra_c, knot_costs))
+        raw = np.concatenate((extra_p, raw_p))
+        order = np.argsort(costs, kind="stable")
+        costs, raw = costs[order], np.maximum.accumulate(raw[order])
+        costs, first = np.unique(costs, return_index=True)
+        raw = np.maximum.reduceat(raw, first)
+        # Each knot through the map of its situation and of how far ahead it lies; the running
+        # maximum keeps the distribution non-decreasing where the maps join.
+        mapped = np.array(
+            [float(cal.apply(ahead(self.key, t, self.horizon), p)) for t, p in zip(costs, raw, strict=True)]
+        )
+        probs = np.maximum.accumulate(mapped)
+        probs[0] = 0.0
+        tail = 0.5 * (1.0 - self.level)
+        estimate = _inverse(costs, probs, _ESTIMATE_QUANTILE)
+        low = max(_inverse(costs, probs, tail), self.c_last)
+        high = _inverse(costs, probs, 1.0 - tail)
+        if self.horizon is not None:
+            probability = (
+                float(np.interp(self.horizon, costs, probs))
+                if costs[-1] >= self.horizon
+                else float(probs[-1])
+            )
+        else:
+            probability = float(probs[-1])
+        return Forecast(
+            estimate=estimate,
+            low=min(low, estimate),
+            high=max(high, estimate),
+            reached=False,
+            probability=probability,
+            level=self.level,
+            diverged=False,
+            # A schedule-aware ensemble is named by the law that makes it so.
+            model="annealing"
+            if self.key.startswith("sched") and self.model in ("power", "exp")
+            else self.model,
+            n_points=self.n_points,
+            cdf_costs=tuple(float(c) for c in costs),
+            cdf_probs=tuple(float(p) for p in probs),
+        )
+
+
+def _defensive(c_last: float, reach: float, k: int) -> np.ndarray:
+    """``k`` crossings evenly spread in log cost over ``(c_last, reach]`` (deterministic)."""
+    lo = max(c_last, 1e-12)
+    hi = max(reach, 2.0 * lo)
+    return np.exp(np.linspace(math.log(lo), math.log(hi), k + 1)[1:])
+
+
+def _local_trend_crossings(
+    c: np.ndarray, y: np.ndarray, y_target: float, sigma: float, k: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Crossings of the recent trend, a line in log cost through the last few points.
+
+    It never levels off, so it stands for the curves that keep improving at their recent pace;
+    with two points it is the only family that can be fitted.
+    """
+    cl, yl = c[-_LOCAL_POINTS:], y[-_LOCAL_POINTS:]
+    x = np.log(cl / cl[-1])
+    design = np.stack([np.ones_like(x), x], axis=1)
+    coef, *_ = np.linalg.lstsq(design, yl, rcond=None)
+    resid = yl - design @ coef
+    dof = yl.size - 2
+    scale = max(sigma, math.sqrt(float(resid @ resid) / dof)) if dof > 0 else sigma
+    cov = scale**2 * np.linalg.pinv(design.T @ design)
+    vals, vecs = np.linalg.eigh(0.5 * (cov + cov.T))
+    theta = coef + rng.standard_normal((k, 2)) @ (vecs * np.sqrt(np.clip(vals, 0.0, None))).T
+    a, b = theta[:, 0], theta[:, 1]
+    out = np.full(k, math.inf)
+    there = a <= y_target
+    out[there] = cl[-1]
+    going = ~there & (b < 0)
+    with np.errstate(over="ignore"):
+        out[going] = cl[-1] * np.exp(np.minimum((y_target - a[going]) / b[going], 700.0))
+    return out
+
+
+def _family_weights(fits: list[tuple[str, Basis, Fit]], n: int) -> np.ndarray:
+    aic = np.array([n * math.log(max(f.sse, 1e-300) / n) + 2.0 * f.n_params for _, _, f in fits])
+    prior = np.array([_FAMILY_PRIOR.get(name, 1.0) for name, _, _ in fits])
+    w = prior * np.exp(-0.5 * (aic - aic.min()))
+    w = w / w.sum()
+    w = np.maximum(w, _FAMILY_FLOOR)
+    return w / w.sum()
+
+
+def raw_forecast(
     costs: Sequence[float] | np.ndarray,
     values: Sequence[float] | np.ndarray,
     target: Target | str,
@@ -174,31 +416,8 @@ def forecast_time_to_target(
     prior: CurvePrior | None = None,
     horizon: float | None = None,
     level: float = 0.8,
-) -> Forecast:
-    """Forecast the cost at which a curve seen up to now will reach ``target``.
-
-    With the trial's ``schedule`` (its LR over the whole planned run) the curve is modelled by
-    the LR-annealing law, ``L = L0 + A * S1**-alpha - C * S2`` (Tissue et al. 2024): the loss
-    drop that a decaying LR brings late in the run is predicted from the schedule, which no
-    curve family fitted to the high-LR prefix can see. Without one, a power law and an
-    exponential (Domhan et al. 2015) are fitted to the metric against cost and mixed by their
-    Akaike weights. ``prior`` (from :func:`fit_prior`) pulls poorly identified parameters toward
-    what finished trials showed. The interval comes from 200 parameter draws of the fit's
-    Laplace approximation; draws use a fixed seed, so the same input gives the same forecast
-    in every process. A call takes ~3 ms with a schedule (one fit) and ~5 ms without (two
-    fits), measured on one idle core of the 2-core dev box; a reached curve costs ~0.05 ms.
-
-    Never raises on bad curves: with fewer than 3 usable points and no prior the forecast is
-    ``estimate=inf``, ``low`` = the last cost, ``high=inf``; non-finite values or a blow-up
-    give ``diverged=True`` with everything at ``inf``.
-
-    Example:
-        >>> import numpy as np
-        >>> c = np.linspace(100, 1000, 10)
-        >>> f = forecast_time_to_target(c, 1.5 + 20.0 * c**-0.5, "val_loss<=1.9")
-        >>> f.reached, round(f.estimate, -2)
-        (False, 2500.0)
-    """
+) -> RawForecast:
+    """The first, uncalibrated stage of :func:`forecast_time_to_target` (same arguments)."""
     tgt = as_target(target)
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
@@ -212,23 +431,48 @@ def forecast_time_to_target(
     c, v = c[order], v[order]
     if horizon is None and schedule is not None:
         horizon = schedule.horizon
+    if horizon is not None and not (math.isfinite(horizon) and horizon > 0):
+        horizon = None
+    empty = np.empty(0)
+
+    def done(f: Forecast) -> RawForecast:
+        return RawForecast(f, empty, 0.0, horizon, "", f.model, n, level)
 
     measured = time_to_target(c, v, tgt)
     nonfinite = bool(np.any(~np.isfinite(v)))
     if math.isfinite(measured):
-        return Forecast(measured, measured, measured, True, 1.0, level, nonfinite, "measured", n)
+        return done(Forecast(measured, measured, measured, True, 1.0, level, nonfinite, "measured", n))
     if nonfinite:
-        return _hopeless(level, n)
-    c_last = float(c[-1]) if c.size else 0.0
+        return done(_hopeless(level, n))
+    c_last = max(float(c[-1]), 0.0) if c.size else 0.0
+    progress = c_last / horizon if horizon is not None else None
+    key = situation(schedule is not None, progress)
     sign = 1.0 if tgt.lower_is_better else -1.0
     y, y_target = sign * v, sign * tgt.value
 
     # Repeated costs: one point at their mean, so the fit never sees a vertical jump.
-    uc, inverse = np.unique(c, return_inverse=True)
-    y = np.bincount(inverse, weights=y) / np.bincount(inverse)
-    c = uc
-    if _blew_up(y, noise_scale(y)):
-        return _hopeless(level, n)
+    if c.size:
+        uc, inverse = np.unique(c, return_inverse=True)
+        y = np.bincount(inverse, weights=y) / np.bincount(inverse)
+        c = uc
+    if _blew_up(y, noise_scale(y) if y.size else 0.0):
+        return done(_hopeless(level, n))
+
+    span = max(c_last, horizon or 0.0, 1e-12)
+    n_def = max(1, int(round(_DEFENSIVE_SHARE * _N_DRAWS)))
+    defensive = _defensive(c_last, _DEFENSIVE_REACH * span, n_def)
+
+    def unknown() -> RawForecast:
+        return RawForecast(
+            None,
+            np.sort(_defensive(c_last, _DEFENSIVE_REACH * span, _N_DRAWS)),
+            c_last,
+            horizon,
+            key,
+            "none",
+            n,
+            level,
+        )
 
     use = c > 0
     if schedule is not None:
@@ -236,40 +480,44 @@ def forecast_time_to_target(
         if np.count_nonzero(after_warmup) >= 3:
             use = after_warmup
     cf, yf = c[use], y[use]
-    need = 1 if prior is not None else 3
-    if cf.size < need or c_last <= 0:
-        return _unknown(c_last, level, n)
-    sigma = noise_scale(yf)
+    if c_last <= 0 or np.count_nonzero(c > 0) < 2 and (prior is None or cf.size < 1):
+        return unknown()
+    sigma = noise_scale(yf if yf.size >= 2 else y[c > 0])
     rng = np.random.default_rng(_SEED)
 
-    fits: list[tuple[Basis, Fit, float]] = []
+    fits: list[tuple[str, Basis, Fit]] = []
+    extent = _BLIND_REACH * max(c_last, horizon or 0.0)
     try:
         if schedule is not None:
             basis = annealing_basis(cf, schedule, c_last)
             terms = prior.terms("annealing") if prior is not None else None
-            fits.append((basis, fit_power(basis, yf, sigma, terms), 1.0))
-        else:
-            extent = _BLIND_REACH * max(c_last, horizon or 0.0)
+            fits.append(("annealing", basis, fit_power(basis, yf, sigma, terms)))
+        if cf.size >= 3:
             basis = blind_basis(cf, c_last, extent, "power")
-            terms = prior.terms("power") if prior is not None else None
-            fits.append((basis, fit_power(basis, yf, sigma, terms), 0.0))
-            if cf.size >= 4:
-                fits.append((basis, fit_exp(basis, yf, sigma), 0.0))
-            aic = np.array([cf.size * math.log(max(f.sse, 1e-300) / cf.size) for _, f, _ in fits])
-            weights = np.exp(-0.5 * (aic - aic.min()))
-            weights /= weights.sum()
-            fits = [(b, f, float(w)) for (b, f, _), w in zip(fits, weights, strict=True)]
+            terms = prior.terms("power") if prior is not None and schedule is None else None
+            fits.append(("power", basis, fit_power(basis, yf, sigma, terms)))
+        if cf.size >= 4:
+            fits.append(("exp", basis, fit_exp(basis, yf, sigma)))
     except (ValueError, np.linalg.LinAlgError, FloatingPointError):
-        return _unknown(c_last, level, n)
+        fits = []
+    pos = c > 0
+    n_local = 0
+    if np.count_nonzero(pos) >= 2:
+        n_local = (_N_DRAWS - n_def) if not fits else int(round(_LOCAL_SHARE * (_N_DRAWS - n_def)))
+    draws = [defensive]
+    if n_local:
+        draws.append(_local_trend_crossings(c[pos], y[pos], y_target, sigma, n_local, rng))
+    if not fits:
+        if not n_local:
+            return unknown()
+        return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, "trend", n, level)
 
-    basis, best, _ = max(fits, key=lambda item: item[2])
-    kind = "annealing" if schedule is not None else best.kind
+    weights = _family_weights(fits, int(cf.size))
+    n_model = _N_DRAWS - n_def - n_local
+    end = horizon if horizon is not None else 2.0 * c_last
     with np.errstate(all="ignore"):
-        map_curve = predict(best.kind, best.theta, basis.u_grid, basis.v_grid)
-        estimate = float(_crossings(map_curve[None, :], basis.grid, y_target)[0])
-        draws = []
-        for b, f, w in fits:
-            k = int(round(_N_DRAWS * w))
+        for (_name, b, f), w in zip(fits, weights, strict=True):
+            k = int(round(n_model * w))
             if k == 0:
                 continue
             theta = sample_params(f, k, rng)
@@ -277,26 +525,48 @@ def forecast_time_to_target(
             mean_crossing = _crossings(pred, b.grid, y_target)
             # Within the planned run, the crossing that will be measured is that of noisy
             # evaluations; beyond it, that of the curve.
-            end = min(float(b.grid[-1]), horizon if horizon is not None else 2.0 * c_last)
-            evals = _future_evals(c, c_last, end) if _NOISY_CROSSINGS else np.empty(0)
+            evals = _future_evals(c, c_last, min(float(b.grid[-1]), end))
             noisy = _first_noisy_crossings(pred, b.grid, y_target, evals, sigma, rng)
             draws.append(np.where(np.isfinite(noisy), noisy, mean_crossing))
-    crossing = np.sort(np.concatenate(draws)) if draws else np.array([estimate])
-    if not math.isfinite(estimate) and draws:
-        # The best-fit curve stays short of the target, yet most noisy evaluations reach it
-        # (a plateau within noise of the target): the median measured crossing is the estimate.
-        estimate = _quantile(crossing, 0.5)
-    tail = 0.5 * (1.0 - level)
-    low = min(_quantile(crossing, tail), estimate)
-    high = max(_quantile(crossing, 1.0 - tail), estimate)
-    low = max(low, c_last)
-    if prior is None and cf.size < best.n_params + _MIN_DOF:
-        # As many points as parameters (or one more): the fit interpolates them, the Laplace
-        # spread means nothing, and the optimistic end is unknown (seen on recorded charlm
-        # curves: 3-5 points gave low = inf or several times the true crossing).
-        low = c_last
-    if horizon is not None:
-        probability = float(np.mean(crossing <= horizon))
-    else:
-        probability = float(np.mean(np.isfinite(crossing)))
-    return Forecast(estimate, low, high, False, probability, level, False, kind, n)
+    model = fits[int(np.argmax(weights))][0]
+    return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, model, n, level)
+
+
+def forecast_time_to_target(
+    costs: Sequence[float] | np.ndarray,
+    values: Sequence[float] | np.ndarray,
+    target: Target | str,
+    *,
+    schedule: LRSchedule | None = None,
+    prior: CurvePrior | None = None,
+    horizon: float | None = None,
+    level: float = 0.8,
+    calibration: CrossingCalibration | None = None,
+) -> Forecast:
+    """Forecast the cost at which a curve seen up to now will reach ``target``.
+
+    With the trial's ``schedule`` (its LR over the whole planned run) the ensemble includes
+    the LR-annealing law, ``L = L0 + A * S1**-alpha - C * S2`` (Tissue et al. 2024): the loss
+    drop that a decaying LR brings late in the run is predicted from the schedule, which no
+    curve family fitted to the high-LR prefix can see. A power law and an exponential are
+    always in the ensemble. ``prior`` (from :func:`fit_prior`) pulls poorly identified
+    parameters of the law toward what finished trials showed. ``horizon`` is the planned end
+    of the run (the schedule's, by default) or a cost cap; ``probability`` is the chance of
+    reaching by it. The crossing distribution is calibrated by ``calibration`` (default: the
+    table shipped with convtune, learned on recorded curves), so ``probability`` and
+    :meth:`Forecast.probability_before` are frequencies, not model beliefs. Draws use a fixed
+    seed: the same input gives the same forecast in every process.
+
+    Never raises on bad curves: with fewer than 3 usable points and no prior the forecast
+    rests on calibration alone (wide, rarely "never"); non-finite values or a blow-up give
+    ``diverged=True`` with everything at ``inf``.
+
+    Example:
+        >>> import numpy as np
+        >>> c = np.linspace(100, 1000, 10)
+        >>> f = forecast_time_to_target(c, 1.5 + 20.0 * c**-0.5, "val_loss<=1.9", horizon=4000)
+        >>> f.reached, f.low < 2500 < f.high, f.probability_before(f.high) >= 0.8
+        (False, True, True)
+    """
+    raw = raw_forecast(costs, values, target, schedule=schedule, prior=prior, horizon=horizon, level=level)
+    return raw.calibrated(calibration)

@@ -40,6 +40,9 @@ _EXP_GRID = np.array([0.1, 0.3, 1.0, 3.0, 10.0])
 # A weak default belief on the exponent keeps the fit well posed on 3-4 points and is
 # negligible against informative data (data residuals are in units of the noise).
 _WEAK_ALPHA = (0.5, 1.0)
+# Iterations of each bounded least-squares fit: the grid start is close, and the ensemble and
+# its calibration absorb what more iterations would refine.
+_MAX_NFEV = 20
 # Laplace draws are truncated to the parameter box by rejection from this many times more.
 _OVERSAMPLE = 4
 
@@ -268,7 +271,7 @@ def _solve(fun: Any, x0: np.ndarray, jac: Any, lower: np.ndarray, upper: np.ndar
         bounds=(lower, upper),
         method="trf",
         x_scale="jac",
-        max_nfev=60,
+        max_nfev=_MAX_NFEV,
         ftol=1e-6,
         xtol=1e-6,
         args=args,

@@ -93,7 +93,8 @@ def _finite(value: float | None) -> float | None:
 
 
 class Exporter(abc.ABC):
-    """One export format. Subclasses set ``name``/``suffix`` and implement :meth:`render`."""
+    """One export format. Subclasses set ``name``/``suffix`` (and a one-line ``description``),
+    implement :meth:`render`, and are added with :func:`register_exporter` (example there)."""
 
     name: ClassVar[str]
     suffix: ClassVar[str]
@@ -108,6 +109,26 @@ EXPORTERS: dict[str, Exporter] = {}
 
 
 def register_exporter(exporter: Exporter) -> Exporter:
+    """Add (or replace) the export format ``exporter.name``; returns the exporter.
+
+    ``convtune study export --format NAME`` and :func:`render` / :func:`export` then accept it.
+    An exporter writes from an :class:`ExportDocument` (the recipe plus where it came from);
+    ``suffix`` is the format's usual file ending. Keep values from a study as data: quote them
+    into the file, never evaluate them.
+
+    >>> from convtune.config.recipe import Recipe
+    >>> from convtune.export import EXPORTERS, ExportDocument, Exporter, register_exporter, render
+    >>> class EnvExporter(Exporter):
+    ...     name, suffix, description = "env", ".env", "shell variables"
+    ...     def render(self, doc, path=None):
+    ...         r = doc.recipe
+    ...         return f"LR={r.peak_lr} BATCH={r.micro_batch_size} ACCUM={r.grad_accum_steps}"
+    >>> _ = register_exporter(EnvExporter())
+    >>> recipe = Recipe(peak_lr=0.003, horizon_samples=4096, micro_batch_size=32, grad_accum_steps=2)
+    >>> render(ExportDocument(recipe=recipe, study="demo", trial=3), "env")
+    'LR=0.003 BATCH=32 ACCUM=2'
+    >>> del EXPORTERS["env"]
+    """
     EXPORTERS[exporter.name] = exporter
     return exporter
 

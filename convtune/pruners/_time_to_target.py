@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial, TrialState
+from scipy.stats import norm
 
 from convtune.config.target import Target
 from convtune.curves import (
@@ -25,6 +27,10 @@ if TYPE_CHECKING:
 
 LR_SCHEDULE_ATTR = "lr_schedule"
 STATUS_ATTR = "status"
+STOP_PROBABILITY_ATTR = "stop_probability"
+"""User attr set on every trial the pruner stops: the probability the stop was decided on."""
+STOP_THRESHOLD_ATTR = "stop_threshold"
+"""User attr set beside it: the per-decision threshold that probability fell below."""
 
 _CacheKey = tuple[str, int, str]
 
@@ -37,13 +43,18 @@ class PruneDecision:
     ``slower-than-measured-best``, ``warm-up``, ``reached``, ``cannot-beat-incumbent``,
     ``cannot-reach-by-max-cost``, ``behind-the-field``, ``behind-at-equal-cost`` and
     ``may-beat-incumbent``.
-    ``incumbent`` is the time-to-target to beat (``inf`` when there is none yet).
+    ``incumbent`` is the time-to-target to beat (``inf`` when there is none yet);
+    ``probability`` the probability that the trial reaches the target before it (before
+    ``max_cost`` without one; ``nan`` where none was computed) and ``threshold`` the
+    per-decision bound it was compared with.
     """
 
     prune: bool
     reason: str
     forecast: Forecast | None
     incumbent: float
+    probability: float = math.nan
+    threshold: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -52,7 +63,6 @@ class _Finished:
 
     number: int
     time_to_target: float
-    confident_by: float
     fit: CurveFit | None
     costs: np.ndarray
     gaps: np.ndarray  # distance to the target at each report (inf where non-finite)
@@ -64,59 +74,45 @@ class _Finished:
 
 
 class TimeToTargetPruner(BasePruner):
-    """Pruner that stops a trial once its forecast time-to-target cannot beat the best one.
+    """Pruner that stops a trial only when it has almost no chance to reach the target first.
 
     Trials report the metric with the cost spent so far as the step
     (``trial.report(val_loss, step=samples_seen)``). At every report the trial's curve is
-    extrapolated to the target by :func:`convtune.curves.forecast_time_to_target`, and the trial
-    is pruned when the optimistic end (``low``) of that forecast cannot beat the incumbent:
-    the best measured time-to-target among finished trials (or, before any reached it, the
-    earliest cost by which a finished trial is confidently forecast to reach it). A trial
-    whose optimistic end beats the incumbent is never pruned, however slow it looks so far:
-    with a decaying learning rate most of the progress comes late. A trial that reports a
-    non-finite value is pruned at once, and so is one that has spent the best measured
-    time-to-target without reaching the target (it can no longer be the fastest).
+    extrapolated to the target by :func:`convtune.curves.forecast_time_to_target`, and the
+    trial is stopped when the probability that it reaches the target before the incumbent's
+    time-to-target (the best measured among finished trials; before any reached it, before
+    ``max_cost``) is below ``epsilon / n``: ``n`` is the number of decisions the trial faces
+    over its planned run, so ``epsilon`` bounds, by a union bound over them, the chance that a
+    trial which would have won is ever stopped, however many reports it makes. The probability
+    is the forecast's calibrated ``probability_before(cost)``; a forecast without it gets one
+    read off its interval and its probability of reaching within the run
+    (:func:`reach_probability`). A trial that reports a non-finite value, or whose forecast
+    says it diverged, is stopped at once, and so is one that has spent the best measured
+    time-to-target without reaching the target (it can no longer be the fastest). Without an
+    incumbent, a trial whose distance to the target fell at each of its last
+    ``steady_reports`` reports, on a line that reaches the target by ``max_cost``, is not
+    stopped for ``max_cost``: a forecast from a short prefix cannot rule out that it keeps
+    falling.
+
+    Every trial it stops gets the user attrs ``stop_probability`` (the probability the stop was
+    decided on) and ``stop_threshold`` (the bound it fell below).
 
     Unlike rung-based pruners it compares trials by *when they reach the target*, not by
     their values at equal steps, so a slow starter with a fast finish survives.
 
-    With ``field_quantile`` set (a convtune spec's ``pruner: time_to_target_field`` sets 0.2),
-    two weaker signals that agree also stop a trial: its central forecast (``estimate``, not
-    ``low``) does not beat the incumbent (before there is one: does not reach the target by
-    ``max_cost``), *and* at the cost it has spent it is further from the target than that
-    quantile of finished trials were at the same cost. This relaxes the guarantee above: such a
-    trial is stopped although its optimistic end may still beat the incumbent (a slow starter
-    with a better floor than every finished trial is the case it gets wrong). Early forecasts
-    rest on a prior from other configurations, so their intervals are wide; a trial that is both
-    forecast to lose and behind the field is rarely the winner. On the recorded-curve replays
-    it spent about a third less than the forecast rules alone, picking within 10% of the best in
-    18 of 20 seeds against 19-20 (README, "Pruning and forecasts").
-
-    With ``halving_quantile`` set (``pruner: time_to_target_halving`` sets ⅓), a trial is stopped,
-    from its first report on, once it is further from the target than that quantile of finished
-    trials were at the same cost, whatever its forecast: successive halving's equal-cost
-    comparison, made at every report against every finished trial. It gives up the guarantee
-    for a study that tries about twice as many configurations on the same budget: the best
-    configurations lead the field from their first evaluations (on the recorded grids the
-    fastest three ranked in the top 10 of 126 at the first). The forecast recorded for such a
-    trial is floored at the incumbent plus ``margin``, where the forecast rules stop: the field
-    says it is slower, whatever an extrapolation from a point or two says, and the sampler must
-    not learn from it as from a trial that reached the target within the margin (floored at the
-    incumbent itself, such trials tied with the best and TPE counted them among its best; on the
-    recorded-grid replays the two floors picked alike within noise). Before any trial has
-    reached the target the incumbent is
-    infinite, so such a trial is recorded as not reaching it (a convtune study then scores it
-    by its gap, like any unreached trial).
+    With ``field_quantile`` or ``halving_quantile`` set, the older equal-cost rules also stop
+    trials behind the field at equal cost (``behind-the-field`` when also forecast to lose,
+    ``behind-at-equal-cost`` whatever the forecast); they give up the bound above, and convtune's
+    specs no longer use them.
 
     If the trial has a user attr ``"lr_schedule"`` (:meth:`convtune.curves.LRSchedule.to_dict`,
     its LR over the whole planned run, as convtune studies set it), the forecast is
-    schedule-aware; curves of finished trials (two or more) then also give the curve model a prior.
+    schedule-aware; curves of finished trials (two or more) then also give the curve model a
+    prior.
 
     The pruner keeps no state that changes its decisions: what it learns from a finished
     trial (its time-to-target, its curve fit) is cached per trial, since a finished trial
     never changes, and the same storage contents give the same decision in every worker.
-    A decision refits nothing about finished trials it has seen before, and the prior uses at
-    most ``prior_trials`` finished trials, so it costs about the same at trial 10 and 1,000.
 
     Example:
 
@@ -145,31 +141,33 @@ class TimeToTargetPruner(BasePruner):
         target:
             The quality target, e.g. ``"val_loss<=1.9"`` or ``"accuracy>=0.95"``; the trial
             reports this metric.
+        epsilon:
+            The probability budget of a trial's whole life: stop only below ``epsilon / n``.
         n_warmup_reports:
             No forecast-based decision before a trial has this many reports (non-finite
-            values, ``max_cost`` and the measured best's time-to-target still prune). Two,
-            since without a prior the forecaster needs three points anyway, and with one (from
-            finished trials) two points were enough: on the recorded-curve replays
-            (``benchmarks/pruning.py``) 2 spent 7% less than 3 for the same picks, and 1
-            stopped many would-be winners.
+            values, ``max_cost`` and the measured best's time-to-target still stop).
         margin:
-            Relative slack: prune only when ``low >= incumbent * (1 + margin)`` (or ``low`` beyond
-            ``max_cost * (1 + margin)``). Larger is
-            more patient.
+            Relative slack on the incumbent: the probability is of reaching before
+            ``incumbent * (1 + margin)``.
         level:
-            Probability of the forecast interval whose lower end is the optimistic end.
+            Probability of the forecast interval (used where the forecast has no
+            ``probability_before``).
         max_cost:
-            Per-trial cost cap: a trial is pruned once it reports a step at or past it, or
-            when even its optimistic forecast lies beyond it. ``None`` for no cap.
+            Per-trial cost cap: a trial is stopped once it reports a step at or past it, and
+            before there is an incumbent, the probability is of reaching by it. ``None`` for no
+            cap (the trial's planned run, from its ``lr_schedule``, stands in where known).
         prior_trials:
             At most this many finished trials (the fastest, then the closest to the target)
             inform the curve prior (none until two have curves to fit); 0 switches the prior
             off.
+        steady_reports:
+            Without an incumbent, a trial whose distance to the target fell at each of this
+            many last reports, on a line reaching the target by ``max_cost``, is not stopped
+            for ``max_cost``.
         field_quantile:
             Also stop a trial not forecast to beat the incumbent whose distance to the target
-            exceeds this quantile of the finished trials' distances at the same cost (each
-            finished curve interpolated there; one that had reached counts as 0). ``None``
-            (the default) keeps only the forecast rules.
+            exceeds this quantile of the finished trials' distances at the same cost. ``None``
+            (the default) switches the rule off.
         halving_quantile:
             Also stop a trial, at any report and whatever its forecast, whose distance to the
             target exceeds this quantile of the finished trials' distances at the same cost.
@@ -180,14 +178,18 @@ class TimeToTargetPruner(BasePruner):
         self,
         target: Target | str,
         *,
+        epsilon: float = 0.01,
         n_warmup_reports: int = 2,
         margin: float = 0.0,
         level: float = 0.8,
         max_cost: float | None = None,
         prior_trials: int = 20,
+        steady_reports: int = 3,
         field_quantile: float | None = None,
         halving_quantile: float | None = None,
     ) -> None:
+        if not 0.0 <= epsilon < 1.0:
+            raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
         if n_warmup_reports < 0:
             raise ValueError(f"n_warmup_reports must be >= 0, got {n_warmup_reports}")
         if margin < 0:
@@ -201,11 +203,13 @@ class TimeToTargetPruner(BasePruner):
         if halving_quantile is not None and not 0.0 <= halving_quantile <= 1.0:
             raise ValueError(f"halving_quantile must be in [0, 1], got {halving_quantile}")
         self._target = Target.parse(target)
+        self._epsilon = epsilon
         self._n_warmup_reports = n_warmup_reports
         self._margin = margin
         self._level = level
         self._max_cost = max_cost
         self._prior_trials = prior_trials
+        self._steady_reports = steady_reports
         self._field_quantile = field_quantile
         self._halving_quantile = halving_quantile
         self._finished: dict[_CacheKey, _Finished] = {}
@@ -213,12 +217,45 @@ class TimeToTargetPruner(BasePruner):
         self.n_fits = 0
         """Finished trials analysed so far (cache misses); for tests and benchmarks."""
 
+    @classmethod
+    def for_spec(cls, spec: Any, **overrides: Any) -> TimeToTargetPruner:
+        """The pruner a convtune study spec's ``pruner`` names, with ``overrides`` of its options.
+
+        The spec's ``max_cost`` becomes the cap in report steps (samples, or milliseconds of
+        time). ``time_to_target_field`` and ``time_to_target_halving`` are deprecated: they warn
+        and build this default pruner (their equal-cost rules stopped most trials of the
+        near-best configurations on workloads they were not fitted on; docs/benchmarks.md).
+        """
+        if spec.pruner in ("time_to_target_field", "time_to_target_halving"):
+            warnings.warn(
+                f"pruner {spec.pruner!r} is deprecated and runs as 'time_to_target': its equal-cost "
+                "rule stopped near-best configurations on held-out workloads (docs/benchmarks.md)",
+                FutureWarning,
+                stacklevel=2,
+            )
+        scale = 1 if spec.cost == "samples" else 1000
+        max_cost = spec.max_cost * scale if math.isfinite(spec.max_cost) else None
+        options: dict[str, Any] = {"max_cost": max_cost}
+        options.update(overrides)
+        for key in ("n_warmup_reports", "prior_trials", "steady_reports"):
+            if key in options:
+                options[key] = int(options[key])
+        return cls(spec.target, **options)
+
     @property
     def target(self) -> Target:
         return self._target
 
     def prune(self, study: optuna.study.Study, trial: FrozenTrial) -> bool:
-        return self.decide(study, trial).prune
+        decision = self.decide(study, trial)
+        if decision.prune:
+            # The user attrs say on what each stop was decided (tests and audits read them).
+            storage = study._storage
+            storage.set_trial_user_attr(
+                trial._trial_id, STOP_PROBABILITY_ATTR, _json_float(decision.probability)
+            )
+            storage.set_trial_user_attr(trial._trial_id, STOP_THRESHOLD_ATTR, _json_float(decision.threshold))
+        return decision.prune
 
     def decide(self, study: optuna.study.Study, trial: FrozenTrial) -> PruneDecision:
         """The decision :meth:`prune` takes, with its reason, forecast and incumbent."""
@@ -238,24 +275,20 @@ class TimeToTargetPruner(BasePruner):
         if costs.size == 0:
             return PruneDecision(False, "no-reports", None, math.inf)
         if not np.all(np.isfinite(values)):
-            return PruneDecision(True, "diverged", None, math.inf)
+            return PruneDecision(True, "diverged", None, math.inf, 0.0, self._epsilon)
         if self._max_cost is not None and costs[-1] >= self._max_cost:
-            return PruneDecision(True, "max-cost", None, math.inf)
+            return PruneDecision(True, "max-cost", None, math.inf, 0.0, self._epsilon)
         summaries = self._summaries(study_name, finished)
-        incumbent = _incumbent(summaries)
-        if costs[-1] >= _measured(summaries) and not self._target.is_reached(float(values[-1])):
-            # Exact, so no margin and no warm-up: a trial that has spent what the measured best
-            # needed without reaching the target can only reach it later, and cannot be picked.
-            return PruneDecision(True, "slower-than-measured-best", None, incumbent)
+        incumbent = _measured(summaries)
+        if costs[-1] >= incumbent and not self._target.is_reached(float(values[-1])):
+            # Exact, so no warm-up: a trial that has spent what the measured best needed
+            # without reaching the target can only reach it later, and cannot be picked.
+            return PruneDecision(True, "slower-than-measured-best", None, incumbent, 0.0, self._epsilon)
         gap = self._target.gap(float(values[-1]))
         if self._halving_quantile is not None and gap > self._field_at(
             summaries, float(costs[-1]), self._halving_quantile
         ):
             forecast = self._forecast(trial, self._prior(summaries), costs, values)
-            # Floored where the forecast rules stop a trial (the incumbent plus the margin): the
-            # sampler learns from the recorded value, and a trial the field put behind must not
-            # rank with the incumbent or above a trial that reached within the margin. The floor
-            # holds with no incumbent too (inf): behind the field, "never" is recorded.
             floor = incumbent * (1.0 + self._margin)
             if forecast.estimate < floor:
                 forecast = replace(forecast, estimate=floor, high=max(forecast.high, floor))
@@ -267,21 +300,64 @@ class TimeToTargetPruner(BasePruner):
         if forecast.reached:
             return PruneDecision(False, "reached", forecast, incumbent)
         if forecast.diverged:
-            return PruneDecision(True, "diverged", forecast, incumbent)
-        if math.isfinite(incumbent) and forecast.low >= incumbent * (1.0 + self._margin):
-            return PruneDecision(True, "cannot-beat-incumbent", forecast, incumbent)
-        # The same slack as against the incumbent: early forecasts lean on a prior from other
-        # configurations, and a trial stopped wrongly here can never become the incumbent.
-        if self._max_cost is not None and forecast.low > self._max_cost * (1.0 + self._margin):
-            return PruneDecision(True, "cannot-reach-by-max-cost", forecast, incumbent)
+            return PruneDecision(True, "diverged", forecast, incumbent, 0.0, self._epsilon)
+        threshold = self._epsilon / self._n_decisions(trial, costs)
+        if math.isfinite(incumbent):
+            bar, reason = incumbent * (1.0 + self._margin), "cannot-beat-incumbent"
+        else:
+            bar, reason = self._cap(trial), "cannot-reach-by-max-cost"
+        probability = reach_probability(forecast, bar) if math.isfinite(bar) else math.nan
+        steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
+        if probability < threshold and not steady:
+            return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
         if self._field_quantile is not None:
-            bar = incumbent if math.isfinite(incumbent) else (self._max_cost or math.inf)
             # The field is read only for a trial forecast to lose: most reports stop short of it.
-            if forecast.estimate >= bar and gap > self._field_at(
+            lose_at = incumbent if math.isfinite(incumbent) else bar
+            if forecast.estimate >= lose_at and gap > self._field_at(
                 summaries, float(costs[-1]), self._field_quantile
             ):
-                return PruneDecision(True, "behind-the-field", forecast, incumbent)
-        return PruneDecision(False, "may-beat-incumbent", forecast, incumbent)
+                return PruneDecision(True, "behind-the-field", forecast, incumbent, probability, threshold)
+        return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
+
+    def _cap(self, trial: FrozenTrial) -> float:
+        """What a trial must reach the target by when no trial has: ``max_cost``, else its run."""
+        if self._max_cost is not None:
+            return self._max_cost
+        schedule = _schedule(trial)
+        return schedule.horizon if schedule is not None else math.inf
+
+    def _n_decisions(self, trial: FrozenTrial, costs: np.ndarray) -> float:
+        """How many forecast-based decisions the trial faces over its planned run (at least 1).
+
+        The run ends at its schedule's horizon or ``max_cost`` (the nearer); reports are
+        assumed evenly spaced, as far apart as the trial's so far.
+        """
+        schedule = _schedule(trial)
+        ends = [c for c in (self._max_cost, schedule.horizon if schedule is not None else None) if c]
+        if not ends or costs.size == 0:
+            return max(1.0, 20.0 - self._n_warmup_reports)  # unknown length: a typical study's
+        spacing = float(np.median(np.diff(costs))) if costs.size > 1 else float(costs[0])
+        if not spacing > 0:
+            return 1.0
+        reports = math.ceil(min(ends) / spacing)
+        return float(max(1, reports - max(self._n_warmup_reports, 1) + 1))
+
+    def _improving(self, costs: np.ndarray, values: np.ndarray, cap: float) -> bool:
+        """Whether the trial still closes in on the target steadily enough to reach it by ``cap``.
+
+        Its distance to the target fell at each of the last ``steady_reports`` reports, and a
+        straight line through those reports (distance against cost) reaches the target by
+        ``cap``: what a two-point line, no worse a forecaster early on, would say.
+        """
+        n = self._steady_reports
+        if n <= 0 or values.size < n + 1 or not math.isfinite(cap):
+            return False
+        x = costs[-(n + 1) :]
+        gaps = np.array([self._target.gap(float(v)) for v in values[-(n + 1) :]])
+        if not np.all(np.diff(gaps) < 0):
+            return False
+        slope, intercept = np.polyfit(x, gaps, 1)
+        return bool(slope < 0 and -intercept / slope <= cap)
 
     def _forecast(
         self,
@@ -321,18 +397,15 @@ class TimeToTargetPruner(BasePruner):
         self.n_fits += 1
         costs, values = _curve(trial)
         ttt = time_to_target(costs, values, self._target)
-        confident_by = ttt
         # A trial this pruner stopped (COMPLETE with an extrapolated value, as convtune ends
-        # them) has a truncated curve: its forecast must not become the incumbent, nor its
-        # early-prefix fit the prior (in replays that made stopped trials stop the next ones).
+        # them) has a truncated curve: its early-prefix fit must not become the prior (in
+        # replays that made stopped trials stop the next ones).
         stopped = trial.user_attrs.get(STATUS_ATTR) == "stopped"
-        if not math.isfinite(ttt) and costs.size and not stopped:
-            confident_by = self._forecast(trial, None, costs, values).high
         fit = None
         if self._prior_trials > 0 and costs.size and not stopped:
             fit = fit_curve(costs, values, self._target, _schedule(trial))
         gaps = np.array([self._target.gap(float(v)) for v in values])
-        return _Finished(trial.number, ttt, confident_by, fit, costs, gaps)
+        return _Finished(trial.number, ttt, fit, costs, gaps)
 
     def _field_at(self, summaries: Sequence[_Finished], cost: float, quantile: float) -> float:
         """The ``quantile`` of the finished trials' distances to the target at ``cost``.
@@ -375,13 +448,6 @@ def _measured(summaries: Sequence[_Finished]) -> float:
     return min((s.time_to_target for s in summaries), default=math.inf)
 
 
-def _incumbent(summaries: Sequence[_Finished]) -> float:
-    measured = _measured(summaries)
-    if math.isfinite(measured):
-        return measured
-    return min((s.confident_by for s in summaries), default=math.inf)
-
-
 def _curve(trial: FrozenTrial) -> tuple[np.ndarray, np.ndarray]:
     items = sorted(trial.intermediate_values.items())
     costs = np.array([float(step) for step, _ in items])
@@ -403,3 +469,56 @@ def _frozen(study: optuna.study.Study, trial: FrozenTrial | optuna.trial.Trial) 
     if isinstance(trial, FrozenTrial):
         return trial
     return study._storage.get_trial(trial._trial_id)
+
+
+def reach_probability(forecast: Forecast, cost: float) -> float:
+    """The probability that the forecast curve reaches its target by ``cost``.
+
+    A forecast that carries its own calibrated ``probability_before`` answers; for one that
+    does not, the answer is read off what it has: its interval (``low`` and ``high`` as the
+    ``(1 ∓ level) / 2`` quantiles of the crossing, ``estimate`` as the median), interpolated on
+    the normal-quantile scale against log cost, and capped by its probability of reaching
+    within the run. ``nan`` where the forecast knows nothing (too few points).
+
+    Example:
+        >>> f = Forecast(2000.0, 1000.0, 4000.0, False, 0.9, 0.8)
+        >>> round(reach_probability(f, 2000.0), 2), reach_probability(f, 1000.0) < 0.11
+        (0.5, True)
+    """
+    if forecast.reached:
+        return 1.0 if cost >= forecast.estimate else 0.0
+    if forecast.diverged:
+        return 0.0
+    if forecast.model == "none" or math.isnan(forecast.probability):
+        return math.nan
+    own = getattr(forecast, "probability_before", None)
+    if callable(own):
+        return float(own(cost))
+    tail = (1.0 - forecast.level) / 2.0
+    points = [
+        (math.log(c), float(norm.ppf(q)))
+        for c, q in ((forecast.low, tail), (forecast.estimate, 0.5), (forecast.high, 1.0 - tail))
+        if math.isfinite(c) and c > 0
+    ]
+    cap = forecast.probability
+    if not points or not cost > 0:
+        return 0.0 if not points else cap
+    x = math.log(cost)
+    if len(points) == 1:
+        (x0, z0) = points[0]
+        z = z0 + (x - x0) / 0.5  # one quantile known: a log-spread of 0.5 around it
+    else:
+        xs, zs = zip(*sorted(points), strict=True)
+        if x <= xs[0]:
+            slope = (zs[1] - zs[0]) / max(xs[1] - xs[0], 1e-9)
+            z = zs[0] + (x - xs[0]) * slope
+        elif x >= xs[-1]:
+            slope = (zs[-1] - zs[-2]) / max(xs[-1] - xs[-2], 1e-9)
+            z = zs[-1] + (x - xs[-1]) * slope
+        else:
+            z = float(np.interp(x, xs, zs))
+    return float(min(norm.cdf(z), cap))
+
+
+def _json_float(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None

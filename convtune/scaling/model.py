@@ -56,8 +56,7 @@ if TYPE_CHECKING:
 # Selection is risk-averse by this many standard deviations (log scale): a candidate far from
 # every trial needs a clearly better mean to beat one next to measured data, and a configuration
 # no trial ran must beat the best measured one (scored by its measurement) by that margin too.
-# On both recorded grids (benchmarks/recommend.py, 20 seeds, two pruner versions) 0.5, 1 and 2
-# differed by a few points of regret either way; 0.5 was as good as any.
+# 0.5 was as good as 1 or 2 on the recorded-grid replays (docs/benchmarks.md).
 _RISK = 0.5
 # Past this log-scale sd (a factor of ~3,700 at 90%) a prediction says nothing more.
 _MAX_LOG_SD = 5.0
@@ -244,7 +243,7 @@ class ScalingModel:
             seen.add(key)
             unique.append(params)
         # LR stays within 2× of what trials of the same optimizer ran (scaled to the batch by the
-        # fitted exponent): the optimum LR is optimizer-specific (Lion's is ~5× below AdamW's),
+        # fitted exponent): the optimum LR is optimizer-specific (Lion's sits well below AdamW's),
         # and the shared LR fit cannot know that from a few trials.
         if lr_ranges:
             recipes = [self.recipe_of(p) for p in unique]

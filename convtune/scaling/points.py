@@ -26,9 +26,8 @@ _MEASURED_SIGMA = 0.1
 _MIN_FORECAST_SIGMA = 0.2
 # A forecast from fewer evaluations is mostly the curve prior (other trials' shape), not this
 # configuration: the fits leave it out. With the halving pruner many trials stop after one or
-# two evaluations; on the recorded-grid replays (benchmarks/recommend.py) fitting their forecasts
-# made the recommendation worse than the best measured trial (digits, noisy: 22 against 31 of 60
-# within 10%), and leaving them out made it match (31). The field pruner lost 3 of 100 on digits.
+# two evaluations, and fitting their forecasts made the recommendation worse than the best
+# measured trial on the recorded-grid replays (figures in docs/benchmarks.md).
 _MIN_FORECAST_POINTS = 3
 
 

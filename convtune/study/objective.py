@@ -173,32 +173,24 @@ def make_sampler(spec: StudySpec) -> optuna.samplers.BaseSampler:
 
 
 def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
+    """The pruner the spec's ``pruner`` names, set up for a study whose trials report
+    ``trial.report(metric, step=cost)`` (cost in :func:`convtune.config.record.step_scale` units).
+
+    ``none`` is Optuna's ``NopPruner``, ``median`` its ``MedianPruner``; the ``time_to_target*``
+    names are :class:`convtune.pruners.TimeToTargetPruner` with the spec's target and cost cap.
+    Any other Optuna ``BasePruner`` plugs in through ``run_study(..., pruner=...)``, which uses
+    this function only when none is given::
+
+        from convtune.study.run import run_study
+        run_study("mystudy", storage=url, pruner=optuna.pruners.HyperbandPruner(), n_trials=20)
+    """
     if spec.pruner == "none":
         return optuna.pruners.NopPruner()
     if spec.pruner == "median":
         return optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0)
     from convtune.pruners import TimeToTargetPruner
 
-    max_cost = spec.max_cost * step_scale(spec.cost) if math.isfinite(spec.max_cost) else None
-    # margin 0.25: stop only trials whose optimistic forecast is 25% slower than the incumbent.
-    # On both recorded grids (benchmarks/pruning.py) it picked as well as no pruning, where
-    # margin 0 stopped more would-be winners because the 80% intervals run narrow.
-    # time_to_target_field adds the field rule (forecast to lose and behind the fastest fifth at
-    # equal cost): about a third less spent there, picking within 10% a little less often (18 of
-    # 20 seeds against 19-20). time_to_target_halving stops a trial behind the fastest third at
-    # equal cost from its first report: a budget buys about twice the trials, and on charlm's
-    # recorded-grid replays a 3-full-run study recommends within 10% of the best more often (81
-    # of 100 against 63 with the field rule; README). Both may stop a trial whose optimistic
-    # forecast still wins, so they are the user's choice, not the default.
-    field_quantile = 0.2 if spec.pruner == "time_to_target_field" else None
-    halving_quantile = 1 / 3 if spec.pruner == "time_to_target_halving" else None
-    return TimeToTargetPruner(
-        spec.target,
-        max_cost=max_cost,
-        margin=0.25,
-        field_quantile=field_quantile,
-        halving_quantile=halving_quantile,
-    )
+    return TimeToTargetPruner.for_spec(spec)
 
 
 # ---- running trials ---------------------------------------------------------------------------
@@ -356,10 +348,9 @@ class Objective:
 
         Training is seeded, so a rerun would retrace the twin's curve (or differ only by
         timing noise, which cannot make a configuration faster); samplers suggest such repeats
-        often once they converge (on the recorded grids 8–10% of a study's samples went to
-        trials within 5% of an earlier one). The value is the twin's, so the sampler learns the
-        same; ``status: duplicate`` keeps it out of the measured best, the scaling fits and the
-        pruner's incumbent and prior.
+        often once they converge (docs/benchmarks.md counts them). The value is the twin's, so
+        the sampler learns the same; ``status: duplicate`` keeps it out of the measured best, the
+        scaling fits and the pruner's incumbent and prior.
         """
         status = TrialRecord.of(twin).status
         same = "same" if twin.params == trial.params else "nearly the same"

@@ -95,8 +95,8 @@ def run_study(
     Workload trials in this process (no launch, no channel) and everything else (more ranks,
     nodes, scripts, commands) in torchrun-launched warm ranks; ``elastic`` always launches;
     ``inprocess`` never does. In-process training needs ``OMP_WAIT_POLICY=PASSIVE`` set before
-    torch loads (the CLI does): without it two spinning threads ran ~10× slower on a loaded
-    2-core machine; warm ranks always get it. ``launch`` sets rendezvous options and the
+    torch loads (the CLI does): without it spinning OpenMP threads collapse on a loaded
+    machine; warm ranks always get it. ``launch`` sets rendezvous options and the
     collective timeout; ``local_workers`` is how many tuning processes share this machine.
 
     Worker processes (:mod:`convtune.study.workers`) pass their own ``sampler_seed``, and ``claim``:

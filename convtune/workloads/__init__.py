@@ -2,7 +2,8 @@
 
 A workload is resolved from a built-in name (``charlm``, ``digits``), a ``package.module:factory``
 or a ``path/to/file.py:factory``; the factory is called with ``workload_args`` in every rank.
-A new built-in is one entry in ``BUILTIN_WORKLOADS``.
+A new built-in is one entry in ``BUILTIN_WORKLOADS``. :class:`Workload` documents the contract,
+with an example.
 """
 
 from __future__ import annotations
@@ -21,17 +22,66 @@ from convtune.errors import WorkloadError
 
 @runtime_checkable
 class Workload(Protocol):
-    """The contract a user's workload fulfils. ``evaluate`` returns a dict holding the target metric."""
+    """The contract a user's workload fulfils: model, data, loss and evaluation, no loop.
 
-    def build_model(self) -> torch.nn.Module: ...
+    convtune owns the loop because the loop's knobs (batch, accumulation, optimizer, schedule,
+    clipping, precision, world size) are what it tunes. A spec names a factory returning one
+    (``workload: mywork.py:make``, ``mypackage.module:make``); the factory is called with the
+    spec's ``workload_args`` in every process that trains (each rank), so it must depend on
+    nothing but its arguments. Load heavy data once, in the factory.
 
-    def train_batches(
-        self, micro_batch_size: int, rank: int, world_size: int, seed: int
-    ) -> Iterator[Any]: ...
+    - ``build_model()``: a fresh model for each trial; convtune seeds torch first, so every rank
+      starts from the same weights, and moves it to the rank's device.
+    - ``train_batches(micro_batch_size, rank, world_size, seed)``: an endless iterator of
+      micro-batches of that size; each rank draws its own shard (seed with ``seed`` and
+      ``rank``), so a trial is reproducible.
+    - ``loss(model, batch)``: a scalar tensor, the mean over the micro-batch; move the batch to
+      the model's device here. ``model`` may be wrapped in DDP: call it, do not reach inside.
+    - ``evaluate(model)``: metrics as plain floats, one of them the target's (``val_loss``,
+      ``accuracy``, ...). It runs on rank 0 only, under ``torch.no_grad()`` in eval mode, at
+      every ``eval_every``; its time is off the wall-clock cost.
 
-    def loss(self, model: torch.nn.Module, batch: Any) -> torch.Tensor: ...
+    >>> import torch
+    >>> from convtune.workloads import Workload
+    >>> class Line:
+    ...     def __init__(self, noise=0.1):
+    ...         g = torch.Generator().manual_seed(0)
+    ...         self.x = torch.randn(512, 1, generator=g)
+    ...         self.y = 3 * self.x + noise * torch.randn(512, 1, generator=g)
+    ...     def build_model(self):
+    ...         return torch.nn.Linear(1, 1)
+    ...     def train_batches(self, micro_batch_size, rank, world_size, seed):
+    ...         g = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+    ...         while True:
+    ...             i = torch.randint(0, len(self.x), (micro_batch_size,), generator=g)
+    ...             yield self.x[i], self.y[i]
+    ...     def loss(self, model, batch):
+    ...         x, y = batch
+    ...         return torch.nn.functional.mse_loss(model(x), y)
+    ...     def evaluate(self, model):
+    ...         return {"val_loss": torch.nn.functional.mse_loss(model(self.x), self.y).item()}
+    >>> isinstance(Line(), Workload)
+    True
 
-    def evaluate(self, model: torch.nn.Module) -> dict[str, float]: ...
+    With ``def make(**args): return Line(**args)`` in ``line.py``, a spec says
+    ``workload: line.py:make`` and ``target: "val_loss<=0.02"``.
+    """
+
+    def build_model(self) -> torch.nn.Module:
+        """A fresh model for one trial (torch is seeded before the call)."""
+        ...
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Any]:
+        """An endless iterator of this rank's micro-batches, seeded by ``seed`` and ``rank``."""
+        ...
+
+    def loss(self, model: torch.nn.Module, batch: Any) -> torch.Tensor:
+        """The scalar training loss of one micro-batch (mean over it)."""
+        ...
+
+    def evaluate(self, model: torch.nn.Module) -> dict[str, float]:
+        """Metrics on held-out data, the target's among them; rank 0 only, without gradients."""
+        ...
 
 
 BUILTIN_WORKLOADS: dict[str, str] = {

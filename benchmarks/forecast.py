@@ -1,0 +1,610 @@
+"""Outcome-independent forecast benchmark on recorded learning curves, leave-one-workload-out.
+
+Every recorded run of a workload (complete, never-reaching and diverged runs alike) is cut at
+fixed fractions of its *planned* run (``horizon_samples``: 10%, 25%, 50%), never at a fraction of
+its own time-to-target (that prefix leaks the answer). At each cut every forecaster sees the
+evaluations up to there and forecasts when the curve will cross the target. Targets are chosen
+per workload by a rule that looks at no forecaster: quantiles of the best metric over the
+workload's complete runs, so that ~35% and ~60% of those runs reach them.
+
+Forecasters: convtune's (``forecast_time_to_target``) with the LR schedule and without it, a line
+through the last two points, a power law ``a + b c^-alpha`` fitted by least squares (pow3), and
+"2 x the cost so far". Whatever convtune learns (the calibration of its crossing distribution)
+is fitted leave-one-workload-out: the figures of a workload come from a calibration fitted on
+the *other* workloads. Workloads the forecaster was developed on (``HOME``: charlm, digits) are
+used for fitting only, never reported.
+
+Scores, per workload and cut (cost = samples):
+
+* on curves that reach the target later in the planned run: median relative error of the
+  estimate (an estimate beyond 2x the true crossing, or infinite, counts as "never" and as an
+  error of 1), share within 20%, share "never", 80%-interval coverage, pairwise ranking
+  accuracy (of two curves at the same cut, which reaches first; ties count half);
+* on curves that never reach within the planned run: share called "not within the run"
+  (estimate beyond the horizon);
+* calibration of ``probability`` (reach within the planned run) and of
+  ``Forecast.probability_before(t)`` at the horizon and at other curves' true crossings: the
+  largest gap between the mean forecast and the observed rate over deciles holding >= 30 cases;
+* ms per call (CPU time, median).
+
+Usage::
+
+    python benchmarks/forecast.py                                  # /work/corpus_data + home
+    python benchmarks/forecast.py --data DIR_OR_FILE ... --markdown out.md
+    python benchmarks/forecast.py --write-calibration convtune/curves/calibration.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import math
+import pickle
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from convtune.config.target import Target
+from convtune.curves import LRSchedule, time_to_target
+from convtune.curves._calibration import CrossingCalibration, ahead
+from convtune.curves._forecast import Forecast, RawForecast, raw_forecast
+
+HERE = Path(__file__).resolve().parent
+HOME_FILE = HERE / "data" / "curves.jsonl"
+HOME = ("charlm", "digits")
+DEFAULT_DATA = [Path("/work/corpus_data"), HERE / "data" / "corpus"]
+CUTS = (0.10, 0.25, 0.50)
+REACH_SHARES = (0.35, 0.60)
+METHODS = ("convtune", "convtune-blind", "line2", "pow3", "2x")
+CALIBRATED = ("convtune", "convtune-blind")
+MIN_DECILE = 30
+
+
+# ---- data -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    samples: np.ndarray
+    metric: np.ndarray
+    horizon: float
+    schedule: LRSchedule | None
+    diverged: bool
+
+
+@dataclass
+class Workload:
+    name: str
+    metric: str
+    maximize: bool
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def home(self) -> bool:
+        return self.name in HOME
+
+
+def _lines(path: Path) -> Iterable[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as fh:  # type: ignore[operator]
+        yield from fh
+
+
+def _floats(xs: list[Any]) -> np.ndarray:
+    return np.asarray([math.nan if x is None else float(x) for x in xs], dtype=float)
+
+
+def load_grid_file(path: Path) -> Workload | None:
+    """One workload in the convtune grid v1 format (header line, then one run per line)."""
+    lines = iter(_lines(path))
+    try:
+        header = json.loads(next(lines))
+    except (StopIteration, json.JSONDecodeError):
+        return None
+    if header.get("convtune_grid") != 1:
+        return None
+    w = Workload(str(header["workload"]), str(header["metric"]), header.get("direction") == "maximize")
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line being written
+        curve = rec["curve"]
+        sched = rec.get("schedule")
+        w.runs.append(
+            Run(
+                samples=_floats(curve["samples"]),
+                metric=_floats(curve["metric"]),
+                horizon=float(rec["horizon_samples"]),
+                schedule=LRSchedule.from_dict(sched) if sched else None,
+                diverged=rec.get("status") == "diverged",
+            )
+        )
+    return w
+
+
+def load_home(path: Path = HOME_FILE) -> list[Workload]:
+    """The two home workloads, from ``benchmarks/record_curves.py``'s older format."""
+    out: dict[str, Workload] = {}
+    for line in _lines(path):
+        rec = json.loads(line)
+        name = rec["workload"]
+        w = out.setdefault(name, Workload(name, rec["metric"], rec["metric"] == "accuracy"))
+        ev = rec["evals"]
+        metric = _floats(ev["metric"])
+        w.runs.append(
+            Run(
+                samples=_floats(ev["samples"]),
+                metric=metric,
+                horizon=float(rec["budget_samples"]),
+                schedule=LRSchedule.from_dict(rec["schedule"]),
+                diverged=not bool(np.all(np.isfinite(metric))),
+            )
+        )
+    return list(out.values())
+
+
+def load_all(paths: list[Path], home: bool, max_runs: int | None = None) -> list[Workload]:
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files += sorted(q for q in p.iterdir() if q.name.endswith((".jsonl", ".jsonl.gz")))
+        elif p.exists():
+            files.append(p)
+    workloads = [w for w in (load_grid_file(f) for f in files) if w is not None and len(w.runs) >= 10]
+    if home and HOME_FILE.exists():
+        workloads += load_home()
+    if max_runs is not None:
+        for w in workloads:
+            w.runs = w.runs[:max_runs]
+    return workloads
+
+
+def targets_for(w: Workload) -> list[Target]:
+    """Target levels reached by ~35% / ~60% of the workload's complete runs."""
+    best = []
+    for r in w.runs:
+        ok = np.isfinite(r.metric)
+        if r.diverged or not ok.any():
+            continue
+        best.append(float(np.max(r.metric[ok]) if w.maximize else np.min(r.metric[ok])))
+    out = []
+    for share in REACH_SHARES:
+        q = 1.0 - share if w.maximize else share
+        value = float(f"{np.quantile(best, q):.5g}")
+        out.append(Target("m", ">=" if w.maximize else "<=", value))
+    return out
+
+
+# ---- baselines --------------------------------------------------------------------------------
+
+
+def _oriented(values: np.ndarray, target: Target) -> tuple[np.ndarray, float]:
+    sign = 1.0 if target.lower_is_better else -1.0
+    return sign * values, sign * target.value
+
+
+def line2(c: np.ndarray, v: np.ndarray, target: Target) -> float:
+    """A line through the last two points, to the target (``inf`` if not improving)."""
+    if c.size < 2 or not np.all(np.isfinite(v[-2:])):
+        return math.inf
+    y, yt = _oriented(v[-2:], target)
+    slope = (y[1] - y[0]) / max(c[-1] - c[-2], 1e-300)
+    if not slope < 0:
+        return math.inf
+    return float(c[-1] + (yt - y[1]) / slope)
+
+
+def pow3(c: np.ndarray, v: np.ndarray, target: Target) -> float:
+    """``a + b c^-alpha`` by least squares on the prefix, solved for the target."""
+    ok = np.isfinite(v) & (c > 0)
+    if np.count_nonzero(ok) < 3:
+        return math.inf
+    y, yt = _oriented(v[ok], target)
+    u = c[ok] / c[ok][-1]
+    span = max(float(np.ptp(y)), 1e-9)
+
+    def resid(th: np.ndarray) -> np.ndarray:
+        return th[0] + th[1] * u ** -th[2] - y
+
+    x0 = np.array([float(np.min(y)) - 0.1 * span, span, 0.5])
+    try:
+        res = least_squares(resid, x0, bounds=([-np.inf, 0.0, 0.01], [np.inf, np.inf, 5.0]), max_nfev=200)
+    except ValueError:
+        return math.inf
+    a, b, alpha = res.x
+    if not yt > a or b <= 0:
+        return math.inf
+    return float(c[ok][-1] * (b / (yt - a)) ** (1.0 / alpha))
+
+
+def twice(c: np.ndarray, v: np.ndarray, target: Target) -> float:
+    return 2.0 * float(c[-1]) if c.size and c[-1] > 0 else math.inf
+
+
+BASELINES: dict[str, Callable[[np.ndarray, np.ndarray, Target], float]] = {
+    "line2": line2,
+    "pow3": pow3,
+    "2x": twice,
+}
+
+
+# ---- cases ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    workload: str
+    target_index: int
+    cut: float
+    c_last: float
+    horizon: float
+    truth: float  # measured crossing over the whole run; inf: never within the planned run
+    others: np.ndarray  # true crossings of the workload's other runs (same target), for calibration
+    estimates: dict[str, float] = field(default_factory=dict)
+    raw: dict[str, RawForecast] = field(default_factory=dict)
+    raw_ms: dict[str, float] = field(default_factory=dict)
+    forecasts: dict[str, Forecast] = field(default_factory=dict)
+
+
+# Raw forecasts are the slow part; the corpus grows while it is being recorded, so they are kept
+# between runs, keyed by the curve, the cut, and the source of convtune.curves.
+_CACHE: dict[tuple[str, str, float, str], tuple[RawForecast, float]] = {}
+CACHE_DIR = Path.home() / ".cache" / "convtune-forecast-bench"
+
+
+def _code_digest() -> str:
+    """What the raw stage depends on: the curve models and the raw forecast's own code."""
+    import inspect
+
+    import convtune.curves._forecast as fc
+
+    h = hashlib.sha1()
+    folder = Path(fc.__file__).parent
+    for name in ("_models.py", "_schedule.py", "_measure.py", "_prior.py"):
+        h.update((folder / name).read_bytes())
+    for fn in (
+        fc.raw_forecast,
+        fc._local_trend_crossings,
+        fc._family_weights,
+        fc._defensive,
+        fc._crossings,
+        fc._first_noisy_crossings,
+        fc._future_evals,
+        fc._blew_up,
+        fc._warmup_end,
+    ):
+        h.update(inspect.getsource(fn).encode())
+    calibrated_stage = ("_ESTIMATE_QUANTILE", "_N_KNOTS")
+    consts = {k: v for k, v in vars(fc).items() if k[1:].isupper() and k not in calibrated_stage}
+    h.update(repr(sorted((k, repr(v)) for k, v in consts.items())).encode())
+    return h.hexdigest()[:12]
+
+
+def _run_digest(run: Run) -> str:
+    h = hashlib.sha1(run.samples.tobytes())
+    h.update(run.metric.tobytes())
+    h.update(str(run.horizon).encode())
+    if run.schedule is not None:
+        h.update(run.schedule.costs.tobytes())
+        h.update(run.schedule.lrs.tobytes())
+    return h.hexdigest()[:16]
+
+
+def load_cache() -> Path:
+    path = CACHE_DIR / f"raw-{_code_digest()}.pkl"
+    if path.exists():
+        try:
+            _CACHE.update(pickle.loads(path.read_bytes()))
+        except (pickle.UnpicklingError, EOFError, AttributeError):
+            pass
+    return path
+
+
+def save_cache(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(_CACHE))
+    tmp.replace(path)
+
+
+def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) -> list[Case]:
+    cases: list[Case] = []
+    for ti, target in enumerate(targets_for(w)):
+        truths = [math.inf if r.diverged else time_to_target(r.samples, r.metric, target) for r in w.runs]
+        finite = np.array([t for t in truths if math.isfinite(t)])
+        for ri, (run, truth) in enumerate(zip(w.runs, truths, strict=True)):
+            rng = np.random.default_rng(ri)
+            others = finite[finite != truth]
+            others = rng.choice(others, size=min(5, others.size), replace=False) if others.size else others
+            for cut in cuts:
+                seen = run.samples <= cut * run.horizon + 1e-9
+                c, v = run.samples[seen], run.metric[seen]
+                if math.isfinite(time_to_target(c, v, target)):
+                    continue  # already reached: nothing to forecast
+                case = Case(w.name, ti, cut, float(c[-1]) if c.size else 0.0, run.horizon, truth, others)
+                for name, fn in BASELINES.items():
+                    case.estimates[name] = fn(c, v, target)
+                for name in CALIBRATED:
+                    key = (_run_digest(run), str(target), cut, name)
+                    if key not in _CACHE:
+                        sched = run.schedule if name == "convtune" else None
+                        t0 = time.process_time()
+                        raw = raw_forecast(c, v, target, schedule=sched, horizon=run.horizon)
+                        _CACHE[key] = (raw, 1e3 * (time.process_time() - t0))
+                    case.raw[name], case.raw_ms[name] = _CACHE[key]
+                cases.append(case)
+        if progress:
+            print(f"  {w.name} target {target}: {len(cases)} cases", file=sys.stderr, flush=True)
+    return cases
+
+
+def calibration_costs(case: Case) -> np.ndarray:
+    """Costs at which a forecast's crossing probability is checked (all within the planned run)."""
+    ts = [case.horizon] + [m * case.c_last for m in (1.25, 1.5, 2.0, 3.0, 5.0)] + list(case.others)
+    ts = np.array([t for t in ts if case.c_last < t <= case.horizon])
+    return np.unique(ts)
+
+
+def fit_calibration(cases: list[Case], method: str, fitted_on: list[str]) -> CrossingCalibration:
+    keys, raw, outcome, weight = [], [], [], []
+    per_workload: dict[str, int] = defaultdict(int)
+    rows: list[tuple[str, str, np.ndarray, np.ndarray]] = []
+    for case in cases:
+        r = case.raw[method]
+        if r.final is not None:
+            continue
+        ts = calibration_costs(case)
+        if ts.size == 0:
+            continue
+        rows.append(
+            (
+                case.workload,
+                [ahead(r.key, t, case.horizon) for t in ts],
+                r.cdf(ts),
+                (case.truth <= ts).astype(float),
+            )
+        )
+        per_workload[case.workload] += ts.size
+    for wl, row_keys, p, y in rows:
+        keys += row_keys
+        raw += list(p)
+        outcome += list(y)
+        weight += [1.0 / per_workload[wl]] * p.size
+    return CrossingCalibration.fit(keys, raw, outcome, weight, fitted_on=sorted(fitted_on))
+
+
+# ---- scoring ----------------------------------------------------------------------------------
+
+
+def _rank_accuracy(pairs: list[tuple[float, float]]) -> float:
+    if len(pairs) < 2:
+        return math.nan
+    est = np.array([1e300 if not math.isfinite(e) else e for e, _ in pairs])
+    tru = np.array([t for _, t in pairs])
+    de = np.sign(est[:, None] - est[None, :])
+    dt = np.sign(tru[:, None] - tru[None, :])
+    mask = np.triu(dt != 0, 1)
+    if not mask.any():
+        return math.nan
+    score = np.where(de == dt, 1.0, np.where(de == 0, 0.5, 0.0))
+    return float(score[mask].mean())
+
+
+def reliability(pred: list[float], obs: list[float], bins: int = 10) -> list[tuple[str, int, float, float]]:
+    p, o = np.asarray(pred, dtype=float), np.asarray(obs, dtype=float)
+    rows = []
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        sel = (p >= lo) & ((p < hi) if b < bins - 1 else (p <= hi))
+        if sel.any():
+            rows.append((f"{lo:.1f}-{hi:.1f}", int(sel.sum()), float(p[sel].mean()), float(o[sel].mean())))
+    return rows
+
+
+def max_gap(pred: list[float], obs: list[float]) -> float:
+    gaps = [abs(m - r) for _, n, m, r in reliability(pred, obs) if n >= MIN_DECILE]
+    return max(gaps) if gaps else math.nan
+
+
+def score(cases: list[Case], method: str) -> dict[str, float]:
+    later = [c for c in cases if math.isfinite(c.truth)]
+    never_cases = [c for c in cases if not math.isfinite(c.truth)]
+    est = {
+        id(c): (c.forecasts[method].estimate if method in c.forecasts else c.estimates[method]) for c in cases
+    }
+    errs, nev, within = [], [], []
+    for c in later:
+        e = est[id(c)]
+        is_never = not e <= 2.0 * c.truth
+        nev.append(is_never)
+        err = 1.0 if is_never else min(1.0, abs(e / c.truth - 1.0))
+        errs.append(err)
+        within.append(err <= 0.2)
+    called = [not est[id(c)] <= c.horizon for c in never_cases]
+    groups: dict[tuple[int, float], list[tuple[float, float]]] = defaultdict(list)
+    for c in later:
+        groups[(c.target_index, c.cut)].append((est[id(c)], c.truth))
+    ranks = [_rank_accuracy(g) for g in groups.values()]
+    ranks = [r for r in ranks if math.isfinite(r)]
+    out = {
+        "n": float(len(later)),
+        "n_never": float(len(never_cases)),
+        "median_err": statistics.median(errs) if errs else math.nan,
+        "within_20": float(np.mean(within)) if within else math.nan,
+        "never": float(np.mean(nev)) if nev else math.nan,
+        "not_within_called": float(np.mean(called)) if called else math.nan,
+        "rank_acc": float(np.mean(ranks)) if ranks else math.nan,
+    }
+    if method in CALIBRATED:
+        fc = [c.forecasts[method] for c in cases]
+        cov = [f.low <= c.truth <= f.high for f, c in zip(fc, cases, strict=True) if math.isfinite(c.truth)]
+        out["coverage"] = float(np.mean(cov)) if cov else math.nan
+        out["prob_gap"] = max_gap([f.probability for f in fc], [float(c.truth <= c.horizon) for c in cases])
+        bp, bo = before_pairs(cases, method)
+        out["before_gap"] = max_gap(bp, bo)
+        out["ms"] = statistics.median([c.raw_ms[method] for c in cases]) if cases else math.nan
+    return out
+
+
+def before_pairs(cases: list[Case], method: str) -> tuple[list[float], list[float]]:
+    """``probability_before(t)`` against the outcome, at the horizon and other runs' crossings."""
+    pred, obs = [], []
+    for c in cases:
+        f = c.forecasts[method]
+        ts = [c.horizon] + [t for t in c.others if c.c_last < t < c.horizon]
+        for t in ts:
+            pred.append(f.probability_before(t))
+            obs.append(float(c.truth <= t))
+    return pred, obs
+
+
+# ---- driver -----------------------------------------------------------------------------------
+
+
+def run_benchmark(
+    workloads: list[Workload], cuts: tuple[float, ...], reported: list[str]
+) -> tuple[dict[str, Any], list[Case]]:
+    cases_by: dict[str, list[Case]] = {}
+    cache = load_cache()
+    for w in workloads:
+        cases_by[w.name] = build_cases(w, cuts, progress=True)
+        save_cache(cache)
+    results: dict[str, Any] = {}
+    for held in reported:
+        train = [c for name, cs in cases_by.items() if name != held for c in cs]
+        fitted_on = [name for name in cases_by if name != held]
+        for method in CALIBRATED:
+            cal = fit_calibration(train, method, fitted_on)
+            for c in cases_by[held]:
+                c.forecasts[method] = c.raw[method].calibrated(cal)
+        for cut in cuts:
+            at = [c for c in cases_by[held] if c.cut == cut]
+            for method in METHODS:
+                results[(held, cut, method)] = score(at, method)
+    held_cases = [c for name in reported for c in cases_by[name]]
+    return results, held_cases
+
+
+def fmt(x: float, pct: bool = False) -> str:
+    if isinstance(x, float) and math.isnan(x):
+        return "–"
+    if pct:
+        return f"{100 * x:.0f}%"
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:.2f}"
+    return f"{int(x)}"
+
+
+def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tuple[float, ...]) -> str:
+    out: list[str] = []
+    cols = [
+        ("n", "reach later", False),
+        ("n_never", "never reach", False),
+        ("median_err", "median err", False),
+        ("within_20", "within 20%", True),
+        ("never", '"never" (reach)', True),
+        ("not_within_called", "non-reaching called", True),
+        ("coverage", "80% cover", True),
+        ("prob_gap", "prob. gap", False),
+        ("before_gap", "before(t) gap", False),
+        ("rank_acc", "rank acc.", True),
+        ("ms", "ms/call", False),
+    ]
+    out.append("Median over held-out workloads (" + ", ".join(names) + "):\n")
+    out.append("| forecaster | cut | " + " | ".join(h for _, h, _ in cols[2:]) + " |")
+    out.append("|---|---|" + "---|" * (len(cols) - 2))
+    for method in METHODS:
+        for cut in cuts:
+            vals = []
+            for key, _, pct in cols[2:]:
+                xs = [results[(n, cut, method)].get(key, math.nan) for n in names]
+                xs = [x for x in xs if not math.isnan(x)]
+                vals.append(fmt(statistics.median(xs), pct) if xs else "–")
+            out.append(f"| {method} | {int(cut * 100)}% | " + " | ".join(vals) + " |")
+    for cut in cuts:
+        out.append(f"\nPer held-out workload, cut at {int(cut * 100)}% of the planned run:\n")
+        out.append("| workload | forecaster | " + " | ".join(h for _, h, _ in cols) + " |")
+        out.append("|---|---|" + "---|" * len(cols))
+        for n in names:
+            for method in METHODS:
+                r = results[(n, cut, method)]
+                vals = [fmt(r.get(key, math.nan), pct) for key, _, pct in cols]
+                out.append(f"| {n} | {method} | " + " | ".join(vals) + " |")
+    for method in CALIBRATED:
+        pred = [c.forecasts[method].probability for c in held]
+        obs = [float(c.truth <= c.horizon) for c in held]
+        out.append(f"\nReliability of `probability` ({method}, all held-out cases, all cuts):\n")
+        out.append("| decile | cases | mean forecast | observed |")
+        out.append("|---|---|---|---|")
+        out += [f"| {b} | {n} | {m:.2f} | {o:.2f} |" for b, n, m, o in reliability(pred, obs)]
+        bp, bo = before_pairs(held, method)
+        out.append(
+            f"\nReliability of `probability_before(t)` ({method}; t = the horizon and other runs' crossings):\n"
+        )
+        out.append("| decile | cases | mean forecast | observed |")
+        out.append("|---|---|---|---|")
+        out += [f"| {b} | {n} | {m:.2f} | {o:.2f} |" for b, n, m, o in reliability(bp, bo)]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", type=Path, nargs="*", default=None, help="grid files or folders")
+    parser.add_argument("--no-home", action="store_true", help="leave out the home workloads entirely")
+    parser.add_argument("--cuts", type=float, nargs="*", default=list(CUTS))
+    parser.add_argument("--max-runs", type=int, default=None, help="only the first N runs of each workload")
+    parser.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
+    parser.add_argument(
+        "--write-calibration",
+        type=Path,
+        default=None,
+        help="fit the shipped calibration on every loaded workload and write it here",
+    )
+    parser.add_argument(
+        "--dev-home",
+        action="store_true",
+        help="also score the home workloads (for development only: the forecaster was tuned on them)",
+    )
+    args = parser.parse_args(argv)
+    data = args.data if args.data is not None else DEFAULT_DATA
+    workloads = load_all(data, home=not args.no_home, max_runs=args.max_runs)
+    cuts = tuple(args.cuts)
+    print("workloads: " + ", ".join(f"{w.name} ({len(w.runs)})" for w in workloads), file=sys.stderr)
+    if args.write_calibration is not None:
+        cache = load_cache()
+        cases = [c for w in workloads for c in build_cases(w, cuts, progress=True)]
+        save_cache(cache)
+        cal = fit_calibration(cases, "convtune", [w.name for w in workloads])
+        blind = fit_calibration(cases, "convtune-blind", [])
+        maps = dict(cal.maps)
+        maps.update({k: v for k, v in blind.maps.items() if k.startswith("blind")})
+        CrossingCalibration(maps, cal.fitted_on).save(args.write_calibration)
+        print(f"wrote {args.write_calibration}", file=sys.stderr)
+        return 0
+    names = [w.name for w in workloads if not w.home or args.dev_home]
+    results, held = run_benchmark(workloads, cuts, names)
+    if not names:
+        print("no held-out workloads (only home data): nothing to report", file=sys.stderr)
+        return 1
+    text = tables(results, held, names, cuts)
+    print(text)
+    if args.markdown is not None:
+        args.markdown.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

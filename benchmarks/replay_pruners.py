@@ -1,0 +1,273 @@
+"""Pruners on recorded grids convtune was not tuned on: tuner replays, epsilon left out per workload.
+
+Every study runs through :mod:`convtune.replay` (the shipped objective, sampler and pruners over
+recorded curves); this script only picks each workload's target, fans the studies out over
+processes, keeps their rows in a results file (so a run resumes) and prints the tables.
+
+* **Target** per workload, fixed before any tuner runs and the same for all: the level that
+  ``--reach`` (30%) of the grid's complete runs reach at their best (a quantile of the best
+  metric, the header's direction), to 3 significant digits.
+* **Methods**: convtune's TPE with no pruner, with ``time_to_target`` at each epsilon, with the
+  opt-in ``time_to_target_field`` / ``time_to_target_halving``; Optuna's TPE with defaults; TPE
+  with Optuna's MedianPruner and HyperbandPruner (seeded brackets: studies are named by seed).
+* **Epsilon, left out**: for each workload, epsilon is chosen on the *other* workloads (the
+  largest-saving one that loses at most one seed's hit per workload against no pruning) and
+  reported on the held-out one.
+
+Usage::
+
+    python benchmarks/replay_pruners.py --data /work/corpus_data --seeds 5 --budget 20 --jobs 2
+    python benchmarks/replay_pruners.py --data benchmarks/data/corpus --table-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from convtune.replay import Grid, load_grid, replay_spec, replay_study
+
+HERE = Path(__file__).resolve().parent
+EPSILONS = (0.01, 0.03, 0.1)
+BASELINES = [("none", "tpe"), ("none", "optuna-tpe"), ("median", "tpe"), ("hyperband", "tpe")]
+OPT_IN = [("time_to_target_field", "tpe"), ("time_to_target_halving", "tpe")]
+OPTUNA = ("optuna-tpe/none", "tpe/median", "tpe/hyperband")
+# Stops that need no forecast: a trial that diverged, or spent the measured best's time-to-target
+# without reaching the target (it cannot become the pick, whatever its configuration).
+EXACT = ("diverged", "max-cost", "slower-than-measured-best")
+
+
+def register_schedules(path: str | None) -> None:
+    """The corpus's extra schedules (wsd, step, inverse_sqrt) must be registered to replay it."""
+    candidates = [Path(path)] if path else [HERE / "corpus" / "schedules.py"]
+    for candidate in candidates:
+        if candidate.is_file():
+            spec = importlib.util.spec_from_file_location("corpus_schedules", candidate)
+            module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+            module.register_corpus_schedules()
+            return
+
+
+def pick_target(grid: Grid, reach: float) -> str:
+    """The level ``reach`` of the complete runs attain at their best (no forecaster involved)."""
+    maximize = grid.header.get("direction") == "maximize"
+    bests = []
+    for run in grid.runs:
+        finite = run.metric[np.isfinite(run.metric)]
+        if run.status == "complete" and finite.size:
+            bests.append(float(finite.max() if maximize else finite.min()))
+    level = float(np.quantile(bests, 1 - reach if maximize else reach))
+    op = ">=" if maximize else "<="
+    return f"{grid.metric}{op}{float(f'{level:.3g}')}"
+
+
+def _run_one(job: dict[str, Any]) -> dict[str, Any]:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    register_schedules(job["schedules"])
+    grid = load_grid(job["path"])
+    spec = replay_spec(grid, {"target": job["target"]})
+    row = replay_study(
+        grid, spec, seed=job["seed"], budget=job["budget"], pruner=job["pruner"], sampler=job["sampler"]
+    )
+    row["method"] = f"{job['sampler']}/{job['pruner']}"
+    return row
+
+
+def run(args: argparse.Namespace, out: Path) -> None:
+    register_schedules(args.schedules)
+    done = set()
+    if out.exists():
+        for line in out.read_text().splitlines():
+            row = json.loads(line)
+            done.add((row["grid"], row["method"], row["seed"], row["budget"]))
+    methods = list(BASELINES) + [(f"time_to_target:epsilon={e}", "tpe") for e in EPSILONS]
+    if args.opt_in:
+        methods += OPT_IN
+    jobs = []
+    for path in sorted(Path(args.data).glob("*.jsonl*")):
+        grid = load_grid(path)
+        if args.workloads and grid.workload not in args.workloads:
+            continue
+        target = pick_target(grid, args.reach)
+        for seed in range(args.seeds):
+            for pruner, sampler in methods:
+                key = (grid.workload, f"{sampler}/{pruner}", seed, args.budget)
+                if key not in done:
+                    jobs.append(
+                        {
+                            "path": str(path),
+                            "target": target,
+                            "seed": seed,
+                            "budget": args.budget,
+                            "pruner": pruner,
+                            "sampler": sampler,
+                            "schedules": args.schedules,
+                        }
+                    )
+    jobs.sort(key=lambda j: (j["seed"], j["path"]))  # all workloads' seed 0 first: tables fill evenly
+    print(f"{len(jobs)} studies to run", file=sys.stderr)
+    with ProcessPoolExecutor(args.jobs) as pool, out.open("a") as sink:
+        futures = [pool.submit(_run_one, job) for job in jobs]
+        for n, future in enumerate(as_completed(futures), start=1):
+            row = future.result()
+            sink.write(json.dumps(_jsonable(row)) + "\n")
+            sink.flush()
+            print(f"[{n}/{len(jobs)}] {row['grid']} {row['method']} seed {row['seed']}", file=sys.stderr)
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
+
+
+# ---- tables -------------------------------------------------------------------------------------
+
+
+def _cost(rows: Sequence[dict[str, Any]]) -> float:
+    """Median cost-to-10% over seeds, a miss counting as infinite."""
+    return float(np.median([math.inf if r["cost_to_10"] is None else r["cost_to_10"] for r in rows]))
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["grid"], row["method"]), []).append(row)
+    out = {}
+    for key, group in groups.items():
+        near = sum(r["near_best_trials"] for r in group)
+        out[key] = {
+            "seeds": len(group),
+            "hits": sum(bool(r["hit"]) for r in group),
+            "cost": _cost(group),
+            "stopped": float(np.mean([r["stopped_share"] for r in group])),
+            "near_stopped": sum(r["near_best_stopped_share"] * r["near_best_trials"] for r in group) / near
+            if near
+            else 0.0,
+            "near_forecast_stopped": sum(
+                sum(1 for reason in r["near_best_stop_reasons"] if not str(reason).endswith(EXACT))
+                for r in group
+            )
+            / near
+            if near
+            else 0.0,
+            "target": group[0]["target"],
+        }
+    return out
+
+
+def choose_epsilon(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequence[str]) -> float:
+    """On the fitting workloads: the epsilon with the lowest geometric-mean cost ratio to no
+    pruning among those losing at most one seed's hit per workload (the largest epsilon if none)."""
+    best: tuple[float, float] | None = None
+    for eps in EPSILONS:
+        method = f"tpe/time_to_target:epsilon={eps}"
+        ratios, ok = [], True
+        for w in fit_on:
+            base, mine = table.get((w, "tpe/none")), table.get((w, method))
+            if base is None or mine is None:
+                continue
+            ok &= mine["hits"] >= base["hits"] - 1
+            if math.isfinite(base["cost"]) and base["cost"] > 0:
+                ratios.append(min(mine["cost"] / base["cost"], 10.0))
+        score = float(np.exp(np.mean(np.log(ratios)))) if ratios else math.inf
+        if ok and (best is None or score < best[0]):
+            best = (score, eps)
+    return best[1] if best else max(EPSILONS)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.1f}" if math.isfinite(x) else "–"
+
+
+def tables(rows: list[dict[str, Any]]) -> str:
+    table = summary(rows)
+    workloads = sorted({w for w, _ in table})
+    methods = sorted({m for _, m in table})
+    lines = [
+        "### All methods (hits within 10% / median cost-to-10% in full runs / trials stopped / "
+        "near-best trials stopped, of them by a forecast or equal-cost rule)",
+        "",
+    ]
+    lines.append("| workload | target | " + " | ".join(methods) + " |")
+    lines.append("|---|---|" + "---|" * len(methods))
+    for w in workloads:
+        cells = []
+        for m in methods:
+            s = table.get((w, m))
+            cells.append(
+                f"{s['hits']}/{s['seeds']}, {_fmt(s['cost'])}, {s['stopped']:.0%}, "
+                f"{s['near_stopped']:.0%} ({s['near_forecast_stopped']:.0%})"
+                if s
+                else ""
+            )
+        target = next(s["target"] for (ww, _), s in table.items() if ww == w)
+        lines.append(f"| {w} | `{target}` | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "### Held out: epsilon chosen on the other workloads",
+        "",
+        "| workload | ε (fit on the others) | hits: pruned / unpruned | cost-to-10%: pruned / unpruned "
+        "| × unpruned | best Optuna baseline (cost) | × best Optuna | trials stopped | near-best trials stopped "
+        "(by a forecast) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for w in workloads:
+        eps = choose_epsilon(table, [x for x in workloads if x != w])
+        mine = table.get((w, f"tpe/time_to_target:epsilon={eps}"))
+        base = table.get((w, "tpe/none"))
+        if mine is None or base is None:
+            continue
+        optuna_rows = [(m, table[(w, m)]) for m in OPTUNA if (w, m) in table]
+        best_name, best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"]))
+        lines.append(
+            f"| {w} | {eps} | {mine['hits']}/{mine['seeds']} / {base['hits']}/{base['seeds']} "
+            f"| {_fmt(mine['cost'])} / {_fmt(base['cost'])} | {_ratio(mine['cost'], base['cost'])} "
+            f"| {best_name} ({best['hits']}/{best['seeds']}, {_fmt(best['cost'])}) | {_ratio(mine['cost'], best['cost'])} "
+            f"| {mine['stopped']:.0%} | {mine['near_stopped']:.0%} ({mine['near_forecast_stopped']:.0%}) |"
+        )
+    return "\n".join(lines)
+
+
+def _ratio(a: float, b: float) -> str:
+    if not (math.isfinite(a) and math.isfinite(b)) or b <= 0:
+        return "–"
+    return f"{a / b:.2f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default=str(HERE / "data" / "corpus"), help="folder of grid files")
+    parser.add_argument("--workloads", nargs="*", default=None)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--budget", type=float, default=20.0, help="full runs per study")
+    parser.add_argument("--reach", type=float, default=0.3, help="share of complete runs reaching the target")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--opt-in", action="store_true", help="also the field and halving rules")
+    parser.add_argument("--schedules", default=None, help="file registering the corpus schedules")
+    parser.add_argument("--out", default=None, help="results JSONL (default: next to the data)")
+    parser.add_argument("--table-only", action="store_true")
+    args = parser.parse_args(argv)
+    out = Path(args.out or HERE / "data" / f"replay_pruners_b{args.budget:g}.jsonl")
+    if not args.table_only:
+        run(args, out)
+    rows = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    rows = [
+        r for r in rows if r["budget"] == args.budget and (not args.workloads or r["grid"] in args.workloads)
+    ]
+    print(tables(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

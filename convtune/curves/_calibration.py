@@ -1,0 +1,188 @@
+"""Calibration of forecast crossing distributions, learned from recorded learning curves.
+
+A curve model's own spread (Laplace draws of a handful of parameters fitted to a few points)
+says little about how far off an extrapolation really is: families level off short of a target
+the curve later reaches, and schedules change the curve in ways no prefix shows. So the raw
+crossing distribution ``F`` (the share of model draws that cross by a cost ``t``) is mapped
+through a monotone function ``g`` learned on recorded curves: ``P(crossed by t) = g(F(t))``
+(distribution calibration, Kuleshov et al. 2018, by isotonic regression). Because ``g`` is
+non-decreasing, ``g(F(t))`` is still a distribution over ``t``.
+
+One map is learned per *situation*: whether the LR schedule is known, and how much of the
+planned run has been seen (a tenth of a run says less than half of one). The shipped table,
+``calibration.json`` beside this module, is regenerated on the recorded curve corpus by::
+
+    python benchmarks/forecast.py --write-calibration convtune/curves/calibration.json
+
+numpy/scipy only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.optimize import isotonic_regression
+
+DEFAULT_PATH = Path(__file__).with_name("calibration.json")
+# Edges of the "share of the planned run seen" buckets; each bucket has its own map.
+PROGRESS_EDGES = (0.15, 0.35, 0.6)
+# Edges of the "how far ahead is the cost asked about" buckets, as a share of the planned run:
+# a model's spread means something else at the next evaluation than at the end of the run.
+AHEAD_EDGES = (0.5, 1.0 - 1e-9)
+# Raw probabilities are pooled into at most this many bins before the isotonic fit: it keeps
+# the shipped table small and the map smooth where data are sparse.
+_MAX_BINS = 40
+
+
+def situation(schedule_known: bool, progress: float | None) -> str:
+    """The calibration key of a forecast: ``"sched:1"`` = schedule known, second progress bucket.
+
+    ``progress`` is the share of the planned run seen (``None`` when there is no horizon).
+    """
+    head = "sched" if schedule_known else "blind"
+    if progress is None or not math.isfinite(progress):
+        return f"{head}:all"
+    return f"{head}:{int(np.searchsorted(PROGRESS_EDGES, progress, side='right'))}"
+
+
+def ahead(key: str, cost: float, horizon: float | None) -> str:
+    """``key`` refined by where ``cost`` lies in the planned run (``"sched:1@2"``: at or past its end).
+
+    Without a horizon every cost is read as "by the end of the run": the question asked is
+    whether the curve gets there at all.
+    """
+    if horizon is None or not horizon > 0:
+        return f"{key}@{len(AHEAD_EDGES)}"
+    return f"{key}@{int(np.searchsorted(AHEAD_EDGES, cost / horizon, side='right'))}"
+
+
+@dataclass(frozen=True)
+class CrossingCalibration:
+    """Monotone maps from a raw crossing probability to a calibrated one, per situation.
+
+    ``maps[key] = (x, y)``: knots of a non-decreasing piecewise-linear function on ``[0, 1]``.
+    A key with no map (a situation never seen in fitting) falls back to the situation without
+    its ``@`` part (see :func:`ahead`), then to ``"<head>:all@<part>"`` and ``"<head>:all"``,
+    then to the identity.
+
+    Example:
+        >>> cal = CrossingCalibration({"sched:all": (np.array([0.0, 1.0]), np.array([0.1, 0.7]))})
+        >>> float(cal.apply("sched:2@1", 0.5))
+        0.4
+    """
+
+    maps: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    fitted_on: tuple[str, ...] = ()
+
+    def apply(self, key: str, p: float | np.ndarray) -> np.ndarray:
+        knots = None
+        bare, _, at = key.partition("@")
+        head = bare.split(":")[0]
+        for k in (key, bare, f"{head}:all@{at}", f"{head}:all"):
+            knots = self.maps.get(k)
+            if knots is not None:
+                break
+        p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
+        if knots is None:
+            return p
+        x, y = knots
+        return np.interp(p, x, y)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fitted_on": list(self.fitted_on),
+            "progress_edges": list(PROGRESS_EDGES),
+            "ahead_edges": list(AHEAD_EDGES),
+            "maps": {
+                k: {"x": [round(float(a), 5) for a in x], "y": [round(float(b), 5) for b in y]}
+                for k, (x, y) in sorted(self.maps.items())
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CrossingCalibration:
+        maps = {
+            str(k): (np.asarray(v["x"], dtype=float), np.asarray(v["y"], dtype=float))
+            for k, v in data.get("maps", {}).items()
+        }
+        return cls(maps, tuple(data.get("fitted_on", ())))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> CrossingCalibration:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    @classmethod
+    def fit(
+        cls,
+        keys: Sequence[str],
+        raw: Sequence[float] | np.ndarray,
+        outcome: Sequence[float] | np.ndarray,
+        weight: Sequence[float] | np.ndarray | None = None,
+        *,
+        fitted_on: Sequence[str] = (),
+    ) -> CrossingCalibration:
+        """Fit one map per key (and a pooled ``"<head>:all"`` map per head).
+
+        Each record is a raw probability ``F(t)`` that a curve had crossed by some cost ``t``,
+        and whether it had (1) or not (0). ``weight`` lets each workload count equally.
+        """
+        keys_arr = np.asarray(keys)
+        p = np.clip(np.asarray(raw, dtype=float), 0.0, 1.0)
+        y = np.asarray(outcome, dtype=float)
+        w = np.ones_like(p) if weight is None else np.asarray(weight, dtype=float)
+        maps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        keys_str = keys_arr.astype(str)
+        groups: dict[str, np.ndarray] = {str(k): keys_str == k for k in np.unique(keys_str)}
+        bare = np.array([k.split("@")[0] for k in keys_str]) if keys_str.size else keys_str
+        for k in np.unique(bare):
+            groups[str(k)] = bare == k
+        heads = np.array([k.split(":")[0] for k in keys_str]) if keys_str.size else keys_str
+        ats = np.array([k.partition("@")[2] for k in keys_str]) if keys_str.size else keys_str
+        for head in np.unique(heads):
+            groups[f"{head}:all"] = heads == head
+            for at in np.unique(ats[heads == head]):
+                if at:
+                    groups[f"{head}:all@{at}"] = (heads == head) & (ats == at)
+        for key, sel in groups.items():
+            if np.count_nonzero(sel) >= 50:
+                maps[str(key)] = _isotonic_map(p[sel], y[sel], w[sel])
+        return cls(maps, tuple(fitted_on))
+
+
+def _isotonic_map(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(p, kind="stable")
+    p, y, w = p[order], y[order], w[order]
+    # Equal-weight bins, with every exact tie (raw 0 and raw 1 are common) in one bin.
+    cum = np.cumsum(w) / max(float(np.sum(w)), 1e-300)
+    bins = np.minimum((cum * _MAX_BINS).astype(int), _MAX_BINS - 1)
+    _, first = np.unique(p, return_index=True)
+    tie_bin = bins[first][np.searchsorted(p[first], p, side="right") - 1]
+    bins = tie_bin
+    ids, inverse = np.unique(bins, return_inverse=True)
+    bw = np.bincount(inverse, weights=w)
+    bx = np.bincount(inverse, weights=w * p) / bw
+    by = np.bincount(inverse, weights=w * y) / bw
+    fitted = isotonic_regression(by, weights=bw, increasing=True).x
+    x = np.concatenate(([0.0], bx, [1.0]))
+    yy = np.concatenate(([fitted[0]], fitted, [fitted[-1]]))
+    # np.interp needs increasing x; merge knots that coincide.
+    x, keep = np.unique(x, return_index=True)
+    return x, np.clip(yy[keep], 0.0, 1.0)
+
+
+@lru_cache(maxsize=1)
+def default_calibration() -> CrossingCalibration:
+    """The shipped table (identity maps if it is missing)."""
+    if DEFAULT_PATH.exists():
+        return CrossingCalibration.load(DEFAULT_PATH)
+    return CrossingCalibration()

@@ -1,0 +1,697 @@
+"""Tuner replays: real convtune studies whose trials replay recorded learning curves.
+
+A recorded grid (``docs/replay.md``: a JSONL header naming the metric and the knobs, then one
+line per configuration × seed with its curve) stands in for training. :class:`ReplayExecutor`
+implements the :class:`convtune.study.Executor` protocol: a trial's recipe snaps to the nearest
+recorded configuration, one of its recorded seeds is drawn, and the curve's evaluations are
+streamed as :class:`convtune.engine.Progress` records until the study's reporter stops it, so
+the shipped :class:`convtune.study.Objective` (outcome table, penalty, duplicates, pruner,
+recorded attributes) is what runs. A study over a grid costs seconds instead of hours, and every
+tuner sees exactly the same curves (Syne Tune's simulator backend is the model).
+
+Example:
+    >>> rows = replay("tests/data/tiny_grid.jsonl", {"target": "val_error<=0.2", "cost": "samples"},
+    ...               seeds=2, budget=6, pruners=["none", "time_to_target"])   # doctest: +SKIP
+    >>> print(format_table(summarize(rows)))                                     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import statistics
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from convtune.config.recipe import Recipe
+from convtune.config.record import (
+    SPEC_ATTR,
+    TRAINED,
+    TrialRecord,
+    TrialStatus,
+    records,
+    set_study_attr,
+    write_trial,
+)
+from convtune.config.spec import StudySpec
+from convtune.config.target import Target
+from convtune.curves import time_to_target
+from convtune.errors import ConfigError
+from convtune.pruners import STOP_PROBABILITY_ATTR
+from convtune.training.engine import EngineConfig, Progress, RunResult
+
+GRID_VERSION = 1
+NEAR_BEST = 0.10
+"""A configuration is near-best when its true time-to-target is within 10% of the grid's best."""
+
+OPTUNA_PRUNERS = ("median", "sha", "hyperband")
+SAMPLERS = ("tpe", "random", "gp", "optuna-tpe")
+_RECIPE_FIELDS = set(Recipe.model_fields) | {"optimizer", "global_batch_size"}
+_NOT_FIXED = {"optimizer_name", "optimizer_params", "schedule_params", "world_size"}
+
+
+# ---- the recorded grid --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """One line of a grid file: one configuration trained with one seed over its planned run."""
+
+    knobs: dict[str, Any]
+    seed: int
+    status: str
+    horizon_samples: float
+    recipe: dict[str, Any] | None
+    curve: dict[str, list[Any]]
+
+    def costs(self, cost: str) -> np.ndarray:
+        """The cost at each evaluation: samples, or training seconds."""
+        key = "samples" if cost == "samples" else "seconds"
+        return np.asarray(self.curve[key], dtype=float)
+
+    @property
+    def metric(self) -> np.ndarray:
+        return np.asarray([math.nan if v is None else v for v in self.curve["metric"]], dtype=float)
+
+
+ConfigKey = tuple[Any, ...]
+
+
+@dataclass
+class Grid:
+    """A recorded grid: its header and runs, grouped by configuration (the knobs' values)."""
+
+    header: dict[str, Any]
+    runs: list[RecordedRun]
+    configurations: dict[ConfigKey, list[RecordedRun]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.header.get("convtune_grid") != GRID_VERSION:
+            raise ConfigError(
+                f"not a convtune grid v{GRID_VERSION} header: {str(self.header)[:80]}",
+                where="grid line 1",
+                fix="see docs/replay.md for the format",
+            )
+        if not self.runs:
+            raise ConfigError("the grid holds no recorded runs", where="grid")
+        self.configurations = {}
+        labelled: dict[ConfigKey, set[str]] = {}
+        for run in self.runs:
+            key = self.key(run.knobs)
+            self.configurations.setdefault(key, []).append(run)
+            labelled.setdefault(key, set()).add(json.dumps([run.knobs.get(n) for n in self.labels]))
+        if any(len(v) > 1 for v in labelled.values()):
+            raise ConfigError(
+                f"knobs {', '.join(self.labels)} are not recipe fields and do not follow from those that are",
+                where="grid header: knobs",
+                fix="record every knob that varies under the recipe's names",
+            )
+        for runs in self.configurations.values():
+            runs.sort(key=lambda r: r.seed)
+
+    @property
+    def workload(self) -> str:
+        return str(self.header.get("workload", "grid"))
+
+    @property
+    def metric(self) -> str:
+        return str(self.header["metric"])
+
+    @property
+    def knobs(self) -> dict[str, dict[str, Any]]:
+        """The knobs a configuration is told by: the header's, less its labels (see ``labels``)."""
+        return {k: v for k, v in self.header.get("knobs", {}).items() if k not in self.labels}
+
+    @cached_property
+    def labels(self) -> tuple[str, ...]:
+        """Header knobs a recipe does not carry (e.g. an LR level next to the LR it names).
+
+        They only label configurations, so each must follow from the recipe's knobs.
+        """
+        return tuple(
+            name
+            for name in self.header.get("knobs", {})
+            if name not in _RECIPE_FIELDS and not _is_optimizer_or_schedule_param(name)
+        )
+
+    def key(self, knobs: Mapping[str, Any]) -> ConfigKey:
+        try:
+            return tuple(knobs[name] for name in self.knobs)
+        except KeyError as exc:
+            raise ConfigError(f"a recorded run lacks knob {exc.args[0]!r}", where="grid") from None
+
+    def values(self, name: str) -> list[Any]:
+        """The recorded values of one knob, sorted."""
+        return sorted({run.knobs[name] for run in self.runs}, key=lambda v: (str(type(v)), v))
+
+    def snap(self, knobs: Mapping[str, Any]) -> ConfigKey:
+        """The recorded configuration a suggestion maps to (the header's ``snap: nearest``).
+
+        Categorical knobs must match (where no recorded configuration has the suggested
+        combination, the fewest differing ones win); numeric knobs go to the nearest recorded
+        value, on the log scale where the knob is ``log``, each knob's distance measured as a
+        share of its recorded range. Ties break by the recorded order, so a snap is deterministic.
+        """
+        wanted = [knobs.get(name) for name in self.knobs]
+        best: tuple[float, float] | None = None
+        chosen: ConfigKey | None = None
+        for key in self.configurations:
+            mismatched, distance = 0, 0.0
+            for scale, value, recorded in zip(self._scales.values(), wanted, key, strict=True):
+                if scale is None or value is None:
+                    mismatched += value != recorded
+                else:
+                    distance += abs(scale(float(value)) - scale(float(recorded)))
+            score = (float(mismatched), distance)
+            if best is None or score < best:
+                best, chosen = score, key
+        assert chosen is not None
+        return chosen
+
+    @cached_property
+    def _scales(self) -> dict[str, Callable[[float], float] | None]:
+        """Per knob, the map to the scale snapping measures on (``None``: categorical): log where
+        the knob is log, divided by the recorded range so every knob weighs alike."""
+        out: dict[str, Callable[[float], float] | None] = {}
+        for name, info in self.knobs.items():
+            if info.get("type") == "categorical":
+                out[name] = None
+                continue
+            values = [float(v) for v in self.values(name)]
+            log = bool(info.get("log")) and min(values) > 0
+            lo, hi = (math.log(min(values)), math.log(max(values))) if log else (min(values), max(values))
+            width = hi - lo if hi > lo else 1.0
+            if log:
+                out[name] = lambda v, w=width: math.log(v) / w if v > 0 else -math.inf
+            else:
+                out[name] = lambda v, w=width: v / w
+        return out
+
+    def knobs_of(self, recipe: Recipe) -> dict[str, Any]:
+        """The grid knobs' values in a trial's recipe (conditional parameters included)."""
+        data = recipe.to_dict()
+        data["global_batch_size"] = recipe.effective_batch_size
+        out = {}
+        for name in self.knobs:
+            if name in data:
+                out[name] = data[name]
+            elif name in data.get("optimizer_params", {}):
+                out[name] = data["optimizer_params"][name]
+            elif name in data.get("schedule_params", {}):
+                out[name] = data["schedule_params"][name]
+            else:
+                raise ConfigError(
+                    f"grid knob {name!r} is not a recipe field or optimizer/schedule parameter",
+                    where="grid header: knobs",
+                    fix="record knobs under the recipe's names",
+                )
+        return out
+
+    def full_run(self, cost: str) -> float:
+        """The cost of one planned run (the median over complete runs): the unit of a budget."""
+        complete = [r for r in self.runs if r.status == "complete"] or self.runs
+        if cost == "samples":
+            return float(statistics.median(r.horizon_samples for r in complete))
+        return float(statistics.median(float(r.costs(cost)[-1]) for r in complete))
+
+    def true_time_to_target(self, target: Target, cost: str) -> dict[ConfigKey, float]:
+        """Each configuration's time-to-target: the median over its seeds (``inf``: not reached)."""
+        out = {}
+        for key, runs in self.configurations.items():
+            times = [time_to_target(r.costs(cost), r.metric, target) for r in runs]
+            out[key] = float(np.median(times))
+        return out
+
+    def search_space(self) -> dict[str, Any]:
+        """A convtune search space over the recorded knobs (what a spec without ``space`` gets).
+
+        Categorical knobs become choices, integer knobs choices of their recorded values, float
+        knobs ranges over the recorded values (log where the header says so); a float knob whose
+        recorded values differ by optimizer (each optimizer's own LR grid) becomes a range per
+        optimizer. Recipe fields outside the knobs are fixed at their most common recorded value.
+        """
+        space: dict[str, Any] = {}
+        for name, info in self.knobs.items():
+            if name not in _RECIPE_FIELDS:
+                raise ConfigError(
+                    f"cannot derive a search space over knob {name!r} (an optimizer or schedule parameter)",
+                    where="grid header: knobs",
+                    fix="give the spec a space",
+                )
+            values = self.values(name)
+            if info.get("type") == "categorical" or info.get("type") == "int":
+                space[name] = {"choices": values}
+            else:
+                space[name] = _range(values, bool(info.get("log")))
+        optimizer = space.get("optimizer")
+        if isinstance(optimizer, dict) and "peak_lr" in space and "peak_lr" in self.knobs:
+            per = {
+                choice: sorted({r.knobs["peak_lr"] for r in self.runs if r.knobs["optimizer"] == choice})
+                for choice in optimizer["choices"]
+            }
+            if len({tuple(v) for v in per.values()}) > 1:
+                log = bool(self.knobs["peak_lr"].get("log"))
+                for choice, values in per.items():
+                    optimizer[choice] = {"peak_lr": _range(values, log)}
+                del space["peak_lr"]
+        recipes = [r.recipe for r in self.runs if r.recipe]
+        for name in sorted(
+            set(Recipe.model_fields) - _NOT_FIXED - set(space) - set(self.knobs) - set(self.labels)
+        ):
+            if name == "horizon_samples":
+                space[name] = int(statistics.median(r.horizon_samples for r in self.runs))
+                continue
+            seen = [json.dumps(r.get(name)) for r in recipes if r.get(name) is not None]
+            if seen:
+                space[name] = json.loads(max(set(seen), key=seen.count))
+        return space
+
+
+def _is_optimizer_or_schedule_param(name: str) -> bool:
+    from convtune.config.optim import OPTIMIZERS
+    from convtune.config.schedules import SCHEDULES
+
+    return any(name in entry.defaults for entry in (*OPTIMIZERS.values(), *SCHEDULES.values()))
+
+
+def _range(values: Sequence[Any], log: bool) -> dict[str, Any]:
+    low, high = min(values), max(values)
+    if low == high:
+        return {"choices": [low]}
+    return {"low": float(low), "high": float(high), "log": log}
+
+
+def load_grid(source: str | Path | Grid | Iterable[Mapping[str, Any]]) -> Grid:
+    """Read a grid file (``.jsonl``, or ``.jsonl.gz``: gzip by its suffix), or wrap its lines."""
+    if isinstance(source, Grid):
+        return source
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if not path.is_file():
+            raise ConfigError(f"grid file {path} not found", where=str(path))
+        opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt") as handle:
+            lines = [json.loads(line) for line in handle if line.strip()]
+    else:
+        lines = [dict(line) for line in source]
+    if not lines:
+        raise ConfigError("the grid is empty", where="grid")
+    header, *rest = lines
+    runs = [
+        RecordedRun(
+            knobs=dict(line["knobs"]),
+            seed=int(line.get("seed", 0)),
+            status=str(line.get("status", "complete")),
+            horizon_samples=float(line.get("horizon_samples") or line["curve"]["samples"][-1]),
+            recipe=line.get("recipe"),
+            curve=dict(line["curve"]),
+        )
+        for line in rest
+        if line.get("curve") and line["curve"].get("samples")
+    ]
+    return Grid(header, runs)
+
+
+# ---- the executor -------------------------------------------------------------------------------
+
+
+class ReplayExecutor:
+    """An :class:`convtune.study.Executor` that replays recorded curves instead of training.
+
+    Each ``run`` snaps the recipe to the nearest recorded configuration and draws one of its
+    recorded seeds (from ``seed``, so a replay is reproducible), then streams the recorded
+    evaluations as :class:`Progress` records: the caller's stop decision ends the run
+    (``stopped``), so does ``config.max_cost`` (``budget``, at the first evaluation at or past
+    it) and a non-finite metric or the end of a diverged run (``diverged``). ``last`` holds the
+    configuration and recorded seed of the latest run.
+    """
+
+    def __init__(self, grid: str | Path | Grid, *, seed: int = 0) -> None:
+        self.grid = load_grid(grid)
+        self._rng = np.random.default_rng(seed)
+        self.last: tuple[ConfigKey, int] | None = None
+
+    def run(self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]) -> RunResult:
+        key = self.grid.snap(self.grid.knobs_of(recipe))
+        runs = self.grid.configurations[key]
+        run = runs[int(self._rng.integers(len(runs)))]
+        self.last = (key, run.seed)
+        curve, metric = run.curve, run.metric
+        costs = run.costs(config.cost)
+        n = len(curve["samples"])
+        lrs = curve.get("lr") or [math.nan] * n
+        steps = curve.get("step") or [0] * n
+        seconds = curve.get("seconds") or [0.0] * n
+        result = RunResult(status="finished", reason="planned run done", backend="replay")
+        for i in range(n):
+            record = Progress(
+                step=int(steps[i]),
+                samples=int(curve["samples"][i]),
+                seconds=float(seconds[i]),
+                cost=float(costs[i]),
+                train_loss=math.nan,
+                metrics={self.grid.metric: float(metric[i])},
+                lr=float(lrs[i]) if lrs[i] is not None else math.nan,
+                loss_scale=1.0,
+                skipped_steps=0,
+            )
+            result.history.append(record)
+            stop = bool(on_eval(record))
+            if not math.isfinite(metric[i]):
+                result.status, result.reason = "diverged", f"non-finite {self.grid.metric} (recorded)"
+                break
+            if stop:
+                result.status, result.reason = "stopped", "stopped by the caller"
+                break
+            if record.cost >= config.max_cost:
+                result.status, result.reason = "budget", f"max_cost {config.max_cost:g} reached"
+                break
+        else:
+            if run.status == "diverged":
+                result.status, result.reason = "diverged", "diverged (recorded)"
+        last = result.history[-1]
+        result.steps, result.samples, result.seconds = last.step, last.samples, last.seconds
+        return result
+
+    def close(self) -> None:
+        """Nothing to release: the grid stays loaded for the next study."""
+
+
+# ---- Optuna's pruners on a minimised quantity ---------------------------------------------------
+
+
+class GapPruner(optuna.pruners.BasePruner):
+    """An Optuna pruner judging the distance to the target at each evaluation index.
+
+    A convtune study minimises time-to-target while trials report the metric itself (accuracy
+    rises), so Optuna's rung and median pruners, which read the study's direction, would keep
+    the worst trials. This runs ``inner`` on a mirror study (in memory, same name, so
+    Hyperband's brackets follow the study name as they would) in which every trial reports
+    ``target.gap(metric)`` at step = its evaluation index, the use Optuna's pruners are made for
+    (evaluations equally spaced in cost).
+    """
+
+    def __init__(self, inner: optuna.pruners.BasePruner, target: Target) -> None:
+        self.inner = inner
+        self.target = target
+        self._mirror: optuna.Study | None = None
+        self._ids: dict[int, int] = {}  # trial number -> mirror trial id
+        self._done: set[int] = set()
+
+    def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
+        mirror = self._mirror_of(study)
+        for other in study.get_trials(deepcopy=False):
+            self._sync(mirror, other)
+        frozen = mirror._storage.get_trial(self._ids[trial.number])
+        return bool(self.inner.prune(mirror, frozen))
+
+    def _mirror_of(self, study: optuna.Study) -> optuna.Study:
+        if self._mirror is None or self._mirror.study_name != study.study_name:
+            self._mirror = optuna.create_study(study_name=study.study_name, direction="minimize")
+            self._ids, self._done = {}, set()
+        return self._mirror
+
+    def _sync(self, mirror: optuna.Study, trial: FrozenTrial) -> None:
+        storage = mirror._storage
+        if trial.number not in self._ids:
+            self._ids[trial.number] = storage.create_new_trial(mirror._study_id)
+        if trial.number in self._done:
+            return
+        trial_id = self._ids[trial.number]
+        known = storage.get_trial(trial_id).intermediate_values
+        for index, (_, value) in enumerate(sorted(trial.intermediate_values.items()), start=1):
+            if index not in known:
+                storage.set_trial_intermediate_value(trial_id, index, self.target.gap(float(value)))
+        if trial.state.is_finished():
+            storage.set_trial_state_values(trial_id, TrialState.COMPLETE, [float(trial.value or 0.0)])
+            self._done.add(trial.number)
+
+
+def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.pruners.BasePruner:
+    """The pruner a replay names: a spec's pruner (``time_to_target``, ``none``, …) as a study
+    would build it, ``time_to_target:epsilon=0.03`` for an option of convtune's pruner, or an
+    Optuna baseline (``median``, ``sha``, ``hyperband``) judged on the distance to the target.
+    """
+    from convtune.pruners import TimeToTargetPruner
+    from convtune.study.objective import make_pruner
+
+    base, _, options = name.partition(":")
+    if base in OPTUNA_PRUNERS:
+        inner = {
+            "median": lambda: optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
+            "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(),
+            "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=max(1, n_evals)),
+        }[base]()
+        return GapPruner(inner, spec.target_spec)
+    if options:
+        if not base.startswith("time_to_target"):
+            raise ConfigError(f"pruner {base!r} takes no options", where="--pruner")
+        overrides: dict[str, Any] = {}
+        for item in options.split("+"):
+            key, _, value = item.partition("=")
+            overrides[key] = float(value)
+        return TimeToTargetPruner.for_spec(spec.model_copy(update={"pruner": base}), **overrides)
+    try:
+        return make_pruner(spec.model_copy(update={"pruner": base}))
+    except Exception as exc:
+        raise ConfigError(f"unknown pruner {name!r}", where="--pruner") from exc
+
+
+def make_replay_sampler(name: str, spec: StudySpec, seed: int) -> optuna.samplers.BaseSampler:
+    """``tpe``/``random``/``gp`` as a convtune study builds them; ``optuna-tpe``: Optuna's defaults."""
+    from convtune.study.objective import make_sampler
+
+    if name == "optuna-tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if name not in SAMPLERS:
+        raise ConfigError(
+            f"unknown sampler {name!r}", where="--sampler", fix=f"use one of {', '.join(SAMPLERS)}"
+        )
+    return make_sampler(spec.model_copy(update={"sampler": name, "seed": seed}))
+
+
+# ---- one replayed study, and many -------------------------------------------------------------
+
+
+def replay_spec(grid: Grid, spec: StudySpec | Mapping[str, Any] | None = None) -> StudySpec:
+    """The spec a replay runs: ``spec`` with the grid's workload, and a search space derived from
+    the grid's knobs when it has none; ``cost`` defaults to samples, ``max_cost`` to the planned
+    run. A spec's target must name the grid's metric.
+    """
+    if isinstance(spec, StudySpec):
+        data = spec.to_dict()
+    else:
+        data = dict(spec or {})
+    data.setdefault("workload", grid.workload)
+    data.setdefault("cost", "samples")
+    if not data.get("space"):
+        data["space"] = grid.search_space()
+    if "target" not in data:
+        raise ConfigError(
+            "the replay spec has no target", where="spec", fix=f"set target: '{grid.metric}<=…'"
+        )
+    out = StudySpec.from_dict(data, where="replay spec")
+    if out.target_spec.metric != grid.metric:
+        raise ConfigError(
+            f"the target's metric {out.target_spec.metric!r} is not the grid's {grid.metric!r}",
+            where="spec: target",
+        )
+    return out
+
+
+def replay_study(
+    grid: Grid,
+    spec: StudySpec,
+    *,
+    seed: int,
+    budget: float,
+    pruner: str = "time_to_target",
+    sampler: str = "tpe",
+    max_trials: int | None = None,
+) -> dict[str, Any]:
+    """Run one seeded study over ``grid`` until ``budget`` full runs are spent; one result row.
+
+    The study lives in memory and is named by its seed (``replay-seed<N>``), so Hyperband's
+    brackets, which follow the study name, are seeded too. The row holds ``hit`` (the measured
+    best is a configuration within 10% of the grid's best true time-to-target), ``cost_to_10``
+    (full runs spent when the pick became, for good, such a configuration; ``inf`` on a miss),
+    ``stopped_share`` (of trained trials) and ``near_best_stopped_share`` (of trained trials of
+    near-best configurations).
+    """
+    from convtune.study.objective import Objective
+
+    target = spec.target_spec
+    full_run = grid.full_run(spec.cost)
+    truth = grid.true_time_to_target(target, spec.cost)
+    best = min(truth.values())
+    near_best = {k for k, t in truth.items() if math.isfinite(t) and t <= best * (1 + NEAR_BEST)}
+    n_evals = int(statistics.median(len(r.curve["samples"]) for r in grid.runs))
+    if not math.isfinite(spec.max_cost):
+        spec = spec.model_copy(update={"max_cost": float(full_run)})
+    executor = ReplayExecutor(grid, seed=seed)
+    objective = Objective(spec, executor=executor)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        study = optuna.create_study(
+            study_name=f"replay-seed{seed}",
+            direction="minimize",
+            sampler=make_replay_sampler(sampler, spec, seed),
+            pruner=make_replay_pruner(pruner, spec, n_evals),
+        )
+    set_study_attr(study, SPEC_ATTR, spec.to_dict())
+    configs: dict[int, ConfigKey] = {}
+
+    def tracked(trial: optuna.Trial) -> float:
+        executor.last = None
+        value = objective(trial)
+        if executor.last is not None:
+            configs[trial.number] = executor.last[0]
+            write_trial(trial, {"replay_seed": executor.last[1]})
+        else:  # a duplicate: the configuration its twin trained
+            twin = TrialRecord.of(trial).attrs.get("duplicate_of")
+            if twin is not None and twin in configs:
+                configs[trial.number] = configs[twin]
+        return value
+
+    spent, cost_to_10 = 0.0, math.inf
+    limit = max_trials if max_trials is not None else int(50 * budget) + 50
+    events: list[tuple[float, bool]] = []
+    measured: tuple[float, int] | None = None
+    n_trials = 0
+    while spent < budget and n_trials < limit:
+        study.optimize(tracked, n_trials=1, catch=(Exception,))
+        n_trials += 1
+        # The latest trial alone (``study.trials`` deep-copies them all: quadratic in a study).
+        trial = study._storage.get_trial(
+            study._storage.get_trial_id_from_study_id_trial_number(study._study_id, n_trials - 1)
+        )
+        record = TrialRecord.of(trial)
+        if record.status in TRAINED:
+            spent += (
+                float(record.attrs.get("samples" if spec.cost == "samples" else "train_seconds") or 0.0)
+                / full_run
+            )
+        if record.reached and trial.value is not None:
+            if measured is None or trial.value < measured[0]:
+                measured = (trial.value, trial.number)
+        events.append((spent, measured is not None and configs.get(measured[1]) in near_best))
+    hit = bool(events and events[-1][1])
+    if hit:
+        for spent_then, within in reversed(events):
+            if not within:
+                break
+            cost_to_10 = spent_then
+    trials = records(study)
+    trained = [t for t in trials if t.status in TRAINED]
+    stopped = [t for t in trained if t.status is TrialStatus.STOPPED]
+    near = [t for t in trained if configs.get(t.number) in near_best]
+    near_stopped = [t for t in near if t.status is TrialStatus.STOPPED]
+    pick = configs.get(measured[1]) if measured else None
+    return {
+        "grid": grid.workload,
+        "target": spec.target,
+        "pruner": pruner,
+        "sampler": sampler,
+        "seed": seed,
+        "budget": budget,
+        "hit": hit,
+        "cost_to_10": cost_to_10,
+        "spent": spent,
+        "trials": len(trials),
+        "trained": len(trained),
+        "stopped_share": len(stopped) / len(trained) if trained else 0.0,
+        "near_best_trials": len(near),
+        "near_best_stopped_share": len(near_stopped) / len(near) if near else 0.0,
+        "pick_ratio": truth[pick] / best if pick is not None and best > 0 else math.inf,
+        "stop_probabilities": [t.attrs.get(STOP_PROBABILITY_ATTR) for t in stopped],
+        "stop_reasons": [t.reason for t in stopped],
+        "near_best_stop_reasons": [t.reason for t in near_stopped],
+    }
+
+
+def replay(
+    grid: str | Path | Grid,
+    spec: StudySpec | Mapping[str, Any] | None,
+    *,
+    seeds: int | Iterable[int],
+    budget: float,
+    pruners: Sequence[str] = ("none", "time_to_target"),
+    samplers: Sequence[str] = ("tpe",),
+) -> list[dict[str, Any]]:
+    """Replay seeded studies over a recorded grid: one row per (pruner, sampler, seed).
+
+    ``grid`` is a grid file or a loaded :class:`Grid`; ``spec`` a :class:`StudySpec` or its dict
+    (its target is required; a missing space is derived from the grid's knobs); ``seeds`` a
+    count (0…N-1) or the seeds themselves; ``budget`` is in full runs (the grid's planned run).
+    Pruners: a spec's (``none``, ``time_to_target``), ``time_to_target:epsilon=0.03``, or
+    Optuna's ``median``, ``sha``, ``hyperband`` judged on the distance to the target. Samplers: ``tpe``,
+    ``random``, ``gp`` as a study builds them, ``optuna-tpe`` with Optuna's defaults.
+    """
+    loaded = load_grid(grid)
+    study_spec = replay_spec(loaded, spec)
+    seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    rows = []
+    for pruner in pruners:
+        for sampler in samplers:
+            for seed in seed_list:
+                rows.append(
+                    replay_study(loaded, study_spec, seed=seed, budget=budget, pruner=pruner, sampler=sampler)
+                )
+    return rows
+
+
+def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One line per (grid, pruner, sampler): hits, median cost-to-10% (a miss counts as
+    infinite, so the median is finite only when most seeds hit), shares stopped."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["grid"], row["pruner"], row["sampler"]), []).append(row)
+    out = []
+    for (grid, pruner, sampler), group in groups.items():
+        near = sum(r["near_best_trials"] for r in group)
+        out.append(
+            {
+                "grid": grid,
+                "pruner": pruner,
+                "sampler": sampler,
+                "seeds": len(group),
+                "hits": sum(bool(r["hit"]) for r in group),
+                "median_cost_to_10": float(np.median([r["cost_to_10"] for r in group])),
+                "stopped_share": float(np.mean([r["stopped_share"] for r in group])),
+                "near_best_stopped_share": (
+                    sum(r["near_best_stopped_share"] * r["near_best_trials"] for r in group) / near
+                    if near
+                    else 0.0
+                ),
+            }
+        )
+    return out
+
+
+def format_table(summary: Sequence[Mapping[str, Any]]) -> str:
+    """The tuner-replay table as Markdown."""
+    lines = [
+        "| grid | pruner | sampler | hits within 10% | median cost-to-10% (full runs) "
+        "| trials stopped | near-best trials stopped |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in summary:
+        cost = s["median_cost_to_10"]
+        lines.append(
+            f"| {s['grid']} | {s['pruner']} | {s['sampler']} | {s['hits']}/{s['seeds']} "
+            f"| {cost:.1f} | {s['stopped_share']:.0%} | {s['near_best_stopped_share']:.0%} |"
+            if math.isfinite(cost)
+            else f"| {s['grid']} | {s['pruner']} | {s['sampler']} | {s['hits']}/{s['seeds']} | – "
+            f"| {s['stopped_share']:.0%} | {s['near_best_stopped_share']:.0%} |"
+        )
+    return "\n".join(lines)

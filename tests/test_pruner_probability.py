@@ -1,0 +1,110 @@
+"""TimeToTargetPruner's stops from probabilities: what a stop is decided on, and what never stops."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import optuna
+import pytest
+
+from convtune.curves import Forecast
+from convtune.pruners import STOP_PROBABILITY_ATTR, STOP_THRESHOLD_ATTR, TimeToTargetPruner, reach_probability
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+TARGET = "val_loss<=1.9"
+EVERY = 1000
+EXACT = {"diverged", "max-cost", "slower-than-measured-best"}  # stops that need no forecast
+
+
+def loss(speed: float, floor: float, cost: float, noise: float = 0.0) -> float:
+    return floor + 4.0 * (speed * cost) ** -0.5 + noise
+
+
+def study_of(pruner: TimeToTargetPruner, n_trials: int, seed: int = 0) -> optuna.Study:
+    rng = np.random.default_rng(seed)
+
+    def objective(trial: optuna.Trial) -> float:
+        speed = trial.suggest_float("speed", 1e-3, 1e-1, log=True)
+        floor = trial.suggest_float("floor", 1.0, 2.5)
+        for i in range(1, 31):
+            value = loss(speed, floor, i * EVERY, float(rng.normal(0, 0.01)))
+            trial.report(value, step=i * EVERY)
+            if value <= 1.9:
+                return i * EVERY
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return 1e9
+
+    study = optuna.create_study(pruner=pruner, sampler=optuna.samplers.RandomSampler(seed=seed))
+    study.optimize(objective, n_trials=n_trials)
+    return study
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.1])
+def test_every_forecast_stop_was_decided_on_a_probability_below_epsilon(epsilon: float) -> None:
+    pruner = TimeToTargetPruner(TARGET, epsilon=epsilon, max_cost=30 * EVERY)
+    study = study_of(pruner, 25)
+    stopped = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+    assert stopped, "the study must stop some trials for the test to mean anything"
+    for trial in stopped:
+        probability = trial.user_attrs[STOP_PROBABILITY_ATTR]
+        threshold = trial.user_attrs[STOP_THRESHOLD_ATTR]
+        assert probability is not None and threshold is not None
+        assert probability < threshold <= epsilon
+
+
+def test_a_decision_whose_probability_is_above_the_threshold_never_stops() -> None:
+    pruner = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30 * EVERY)
+    study = study_of(pruner, 12, seed=1)
+    checked = 0
+    for speed in (0.002, 0.005, 0.01, 0.03):
+        for floor in (1.4, 1.85, 2.0):
+            trial = study.ask()
+            for i in range(1, 9):
+                trial.report(loss(speed, floor, i * EVERY), step=i * EVERY)
+                decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
+                if decision.reason in EXACT:
+                    break
+                if not decision.probability < decision.threshold:
+                    assert not decision.prune, decision
+                    checked += 1
+                else:
+                    assert decision.prune
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    assert checked > 10
+
+
+def test_without_an_incumbent_a_steadily_improving_trial_is_not_stopped_for_max_cost() -> None:
+    # No finished trial: the only bar is max_cost. The curve falls toward the target at every
+    # report on a line that gets there in time, although a forecast from a short prefix may
+    # doubt it (a study of a workload convtune never saw stopped every such trial at 25-40%).
+    pruner = TimeToTargetPruner(TARGET, max_cost=20 * EVERY, prior_trials=0)
+    study = optuna.create_study(pruner=pruner)
+    trial = study.ask()
+    for i in range(1, 16):
+        trial.report(2.6 - 0.045 * i, step=i * EVERY)  # reaches 1.9 at report 16, before the cap
+        decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
+        assert decision.reason != "cannot-reach-by-max-cost" or i < 4, (i, decision)
+        assert not (i >= 4 and decision.prune), (i, decision)
+
+
+def test_reach_probability_reads_the_interval_when_the_forecast_has_no_distribution() -> None:
+    forecast = Forecast(2000.0, 1000.0, 4000.0, False, 0.9, 0.8, model="power")
+    costs = [200.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0, 1e6]
+    probabilities = [reach_probability(forecast, c) for c in costs]
+    assert probabilities == sorted(probabilities)  # non-decreasing in cost
+    assert probabilities[2] == pytest.approx(0.1, abs=1e-6) and probabilities[3] == pytest.approx(0.5)
+    assert probabilities[-1] <= 0.9  # never above the chance of reaching at all
+    assert math.isnan(reach_probability(Forecast(math.inf, 10.0, math.inf, False, math.nan, 0.8), 50.0))
+    assert (
+        reach_probability(Forecast(math.inf, math.inf, math.inf, False, 0.0, 0.8, diverged=True), 50.0) == 0.0
+    )
+
+
+def test_reach_probability_prefers_the_forecasts_own() -> None:
+    class Calibrated(Forecast):
+        def probability_before(self, cost: float) -> float:
+            return 0.25
+
+    assert reach_probability(Calibrated(2000.0, 1000.0, 4000.0, False, 0.9, 0.8, model="power"), 10.0) == 0.25

@@ -1,0 +1,153 @@
+"""convtune.replay and `convtune replay` on the tiny recorded grid (tests/data/tiny_grid.jsonl)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import optuna
+import pytest
+
+from convtune.cli import main
+from convtune.config.recipe import Recipe
+from convtune.config.target import Target
+from convtune.errors import ConfigError
+from convtune.replay import ReplayExecutor, load_grid, replay, replay_spec, summarize
+from convtune.training.engine import EngineConfig, Progress
+
+GRID = Path(__file__).parent / "data" / "tiny_grid.jsonl"
+TARGET = "val_error<=0.2"
+
+
+def recipe(optimizer: str = "adamw", peak_lr: float = 3e-3, schedule: str = "cosine") -> Recipe:
+    return Recipe(
+        optimizer=optimizer, peak_lr=peak_lr, schedule=schedule, micro_batch_size=32, horizon_samples=6144
+    )
+
+
+def test_a_suggestion_off_the_grid_snaps_to_the_nearest_recorded_configuration() -> None:
+    grid = load_grid(GRID)
+    # 4e-3 lies nearer 3e-3 than 1e-2 on the log scale (not on the linear one: 0.0065 is the midpoint).
+    assert grid.snap(grid.knobs_of(recipe(peak_lr=4e-3))) == ("adamw", 3e-3, "cosine")
+    assert grid.snap(grid.knobs_of(recipe(peak_lr=6e-3))) == ("adamw", 1e-2, "cosine")
+    # Categorical knobs are kept exactly, however near another optimizer's point is.
+    assert grid.snap(grid.knobs_of(recipe(optimizer="sgd", peak_lr=4e-3)))[0] == "sgd"
+
+
+def test_the_executor_streams_the_recorded_curve_and_honours_stop_and_max_cost() -> None:
+    grid = load_grid(GRID)
+    executor = ReplayExecutor(grid, seed=0)
+    seen: list[Progress] = []
+    result = executor.run(recipe(), EngineConfig(cost="samples"), lambda p: seen.append(p) or False)
+    key, seed = executor.last  # type: ignore[misc]
+    recorded = next(r for r in grid.configurations[key] if r.seed == seed)
+    assert [p.metrics["val_error"] for p in seen] == recorded.curve["metric"]
+    assert result.status == "finished" and result.samples == 6144 and result.backend == "replay"
+
+    stopped = executor.run(recipe(), EngineConfig(cost="samples"), lambda p: p.samples >= 1024)
+    assert stopped.status == "stopped" and [p.samples for p in stopped.history] == [512, 1024]
+    capped = executor.run(recipe(), EngineConfig(cost="samples", max_cost=1500), lambda p: False)
+    assert capped.status == "budget" and capped.history[-1].samples == 1536
+    diverged = executor.run(recipe("sgd", 3e-2), EngineConfig(cost="samples"), lambda p: False)
+    assert diverged.status == "diverged" and len(diverged.history) == 4
+
+
+def test_seeds_are_drawn_per_trial_and_reproducibly() -> None:
+    def drawn(seed: int) -> list[int]:
+        executor = ReplayExecutor(GRID, seed=seed)
+        out = []
+        for _ in range(12):
+            executor.run(recipe(), EngineConfig(cost="samples"), lambda p: False)
+            out.append(executor.last[1])  # type: ignore[index]
+        return out
+
+    assert drawn(0) == drawn(0)
+    assert set(drawn(0)) == {0, 1}
+
+
+def test_the_space_is_derived_from_the_knobs_and_the_target_must_name_the_grid_metric() -> None:
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    assert spec.space["peak_lr"] == {"low": 1e-3, "high": 3e-2, "log": True}
+    assert spec.space["optimizer"] == {"choices": ["adamw", "sgd"]}
+    assert spec.space["horizon_samples"] == 6144 and spec.cost == "samples"
+    with pytest.raises(ConfigError, match="not the grid's"):
+        replay_spec(grid, {"target": "accuracy>=0.9"})
+
+
+def test_replay_runs_the_real_objective_one_row_per_pruner_sampler_seed() -> None:
+    rows = replay(
+        GRID, {"target": TARGET}, seeds=[3], budget=3, pruners=["none", "hyperband"], samplers=["tpe"]
+    )
+    assert [(r["pruner"], r["sampler"], r["seed"]) for r in rows] == [
+        ("none", "tpe", 3),
+        ("hyperband", "tpe", 3),
+    ]
+    unpruned = rows[0]
+    assert unpruned["stopped_share"] == 0.0 and 3.0 <= unpruned["spent"] < 4.0
+    assert unpruned["hit"] == math.isfinite(unpruned["cost_to_10"])
+    assert unpruned["hit"] == (unpruned["pick_ratio"] <= 1.1)
+    assert rows == replay(GRID, {"target": TARGET}, seeds=[3], budget=3, pruners=["none", "hyperband"])
+    (line,) = [s for s in summarize(rows) if s["pruner"] == "none"]
+    assert line["seeds"] == 1 and line["hits"] == int(unpruned["hit"])
+
+
+def test_a_replayed_trial_records_the_outcome_a_study_would() -> None:
+    from convtune.replay import replay_study
+
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    row = replay_study(grid, spec, seed=0, budget=2, pruner="none", max_trials=3)
+    assert row["trials"] <= 3
+    # The grid's best reaches the target at its recorded crossing (interpolated, in samples).
+    truth = grid.true_time_to_target(Target.parse(TARGET), "samples")
+    assert 3000 < min(truth.values()) < 4000
+
+
+def test_cli_prints_the_table_and_refuses_a_replay_without_target(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"target: '{TARGET}'\ncost: samples\n")
+    monkeypatch.setattr(
+        "sys.argv",
+        [
+            "convtune",
+            "replay",
+            str(GRID),
+            "--spec",
+            str(spec),
+            "--seeds",
+            "1",
+            "--budget",
+            "2",
+            "--pruner",
+            "none",
+        ],
+    )
+    with pytest.raises(SystemExit) as done:
+        main()
+    out = capsys.readouterr().out
+    assert done.value.code in (0, None)
+    assert "| tiny | none | tpe | " in out and "hits within 10%" in out
+    monkeypatch.setattr("sys.argv", ["convtune", "replay", str(GRID), "--seeds", "1"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 2 and "no target" in capsys.readouterr().err
+
+
+def test_optuna_baselines_judge_the_distance_to_the_target_not_the_raw_metric() -> None:
+    from convtune.replay import GapPruner
+
+    # Accuracy rises: on raw values a minimising MedianPruner would stop the better trial.
+    study = optuna.create_study(
+        pruner=GapPruner(optuna.pruners.MedianPruner(0, 0), Target.parse("accuracy>=0.9"))
+    )
+    good = optuna.trial.create_trial(value=1.0, intermediate_values={100: 0.8}, params={}, distributions={})
+    study.add_trial(good)
+    trial = study.ask()
+    trial.report(0.5, step=100)
+    assert trial.should_prune()
+    trial = study.ask()
+    trial.report(0.85, step=100)
+    assert not trial.should_prune()
