@@ -333,3 +333,36 @@ def test_ctrl_c_while_the_summary_prints_exits_130_with_every_trial_stored(
     monkeypatch.setattr(convtune.cli.study, "_print_best", print_best)
     code, out, _ = cli(capsys, "study", "best", "tiny", "--json")
     assert code == 0 and json.loads(out)["n_trials"] == 2
+
+
+def test_scripting_version_json_and_plain_progress(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from convtune import __version__
+
+    code, out, _ = cli(capsys, "--version")
+    assert code == 0 and out.strip() == f"convtune {__version__}"
+
+    assert cli(capsys, "study", "create", "tiny", "--config", "tiny.yaml")[0] == 0
+    # Not a terminal (captured): one plain line per finished trial, no progress bar.
+    code, out, err = cli(capsys, "study", "run", "tiny", "--n-trials", "1")
+    assert code == 0, err
+    assert re.search(r"^trial 0: (reached|stopped|budget|diverged|oom)", out, re.MULTILINE), out
+    before_table = [line for line in out.split("tiny: target")[0].splitlines() if line.strip()]
+    assert before_table and all(line.startswith("trial ") for line in before_table), "no progress bar"
+
+    # --json: stdout is one JSON document; the progress lines go to stderr.
+    code, out, err = cli(capsys, "study", "run", "tiny", "--n-trials", "1", "--json")
+    assert code == 0, err
+    ran = json.loads(out)
+    assert [t["trial"] for t in ran["trials"]] == [0, 1] and ran["best"]["n_trials"] == 2
+    assert re.search(r"^trial 1: ", err, re.MULTILINE), err
+
+    code, out, _ = cli(capsys, "study", "show", "tiny", "--json")
+    shown = json.loads(out)
+    assert code == 0 and [t["trial"] for t in shown] == [0, 1]
+    assert {t["status"] for t in shown} <= {"reached", "stopped", "budget", "diverged", "oom", "duplicate"}
+    assert shown == ran["trials"], "show --json prints what run --json printed"
+
+    code, out, _ = cli(capsys, "study", "list", "--json")
+    (listed,) = json.loads(out)
+    assert code == 0 and listed["study"] == "tiny" and listed["trials"] == 2
+    assert listed["target"] == TINY_SPEC["target"] and listed["cost"] == TINY_SPEC["cost"]

@@ -28,7 +28,11 @@ def test_notebook_runs_on_a_small_study(tmp_path: Path, monkeypatch: pytest.Monk
     from convtune.report.dashboard import DashboardHooks
     from convtune.study import create_study, run_study
 
-    url = f"sqlite:///{tmp_path / 'study.db'}"
+    # A project laid out as the repository is: the study in studies/convtune.db (the CLI's default),
+    # the kernel started in notebooks/ as `jupyter execute notebooks/…` starts it.
+    (tmp_path / "studies").mkdir()
+    (tmp_path / "notebooks").mkdir()
+    url = f"sqlite:///{tmp_path / 'studies' / 'convtune.db'}"
     spec = StudySpec.from_dict(
         {
             "workload": "digits",
@@ -47,12 +51,12 @@ def test_notebook_runs_on_a_small_study(tmp_path: Path, monkeypatch: pytest.Monk
 
     out = tmp_path / "out"
     monkeypatch.setenv("CONVTUNE_STUDY", "nb")
-    monkeypatch.setenv("CONVTUNE_STORAGE", url)
+    monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)  # found from the project root
     monkeypatch.setenv("CONVTUNE_NOTEBOOK_OUT", str(out))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path / "notebooks")}}
     ).execute()
 
     text = "\n".join(
@@ -68,3 +72,4 @@ def test_notebook_runs_on_a_small_study(tmp_path: Path, monkeypatch: pytest.Monk
     for name in ("best.yaml", "best.json", "best.hf.json", "best.py"):
         assert (out / name).is_file(), name
     assert "Traceback" not in text and os.environ.get("CONVTUNE_STUDY") == "nb"
+    assert not (tmp_path / "notebooks" / "studies").exists(), "reading created a database"

@@ -46,6 +46,24 @@ app.add_typer(study_app, name="study")
 app.command("replay")(replay_command)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from convtune import __version__
+
+        typer.echo(f"convtune {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Find the training configuration that reaches a quality target in the least time."""
+
+
 @app.command("dashboard")
 def dashboard(
     name: Annotated[str, typer.Argument(help="Study whose storage to open.")],

@@ -183,8 +183,17 @@ def study_run(
             "or PostgreSQL storage when > 1). The same command on another machine joins the study.",
         ),
     ] = 1,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print every trial and the best as JSON at the end (progress lines go to stderr)."
+        ),
+    ] = False,
 ) -> None:
     """Run trials: real training, pruned as soon as a trial cannot beat the best so far.
+
+    On a terminal a progress bar shows the running trial; otherwise (a pipe, a log file) one
+    plain line is printed per finished trial, as it finishes.
 
     Ctrl-C stops the ranks, marks the running trial(s) interrupted and exits with status 130;
     SIGTERM (a scheduler preempting the job) does the same but re-queues the trial(s) and exits
@@ -222,7 +231,26 @@ def study_run(
     _, spec = open_study(name, storage)
     check_nodes(spec, launch)  # a command workload with --nnodes > 1: one line, exit 2
     if workers > 1:
-        _run_workers(name, spec, workers, n_trials, timeout, storage, world_size, executor, launch)
+        _run_workers(name, spec, workers, n_trials, timeout, storage, world_size, executor, launch, as_json)
+        return
+    if as_json or not console.is_terminal:
+        try:
+            with preemptible():
+                study = run_study(
+                    name,
+                    n_trials=n_trials,
+                    timeout=timeout,
+                    storage=storage,
+                    on_event=_plain_progress(spec, to_stderr=as_json),
+                    world_size=world_size,
+                    executor=executor,
+                    launch=launch,
+                    local_workers=local_workers,
+                    hooks=DashboardHooks,
+                )
+        except KeyboardInterrupt as stop:
+            _interrupted(name, storage, preempted=isinstance(stop, Preempted))
+        _print_summary(name, study, spec, storage, as_json)
         return
     unit = "samples" if spec.cost == "samples" else "s"
     cap = spec.max_cost if math.isfinite(spec.max_cost) else None
@@ -279,8 +307,42 @@ def study_run(
     _print_summary(name, study, spec, storage)
 
 
-def _print_summary(name: str, study: Any, spec: Any, storage: str | None) -> None:
+def _plain_progress(spec: Any, *, to_stderr: bool = False) -> Any:
+    """``on_event`` printing one plain line per finished trial, flushed at once (for pipes and logs).
+
+    Example line: ``trial 3: reached in 5322 samples · best 5322 samples``.
+    """
+    import sys
+
+    unit = "samples" if spec.cost == "samples" else "s"
+    best: list[float] = []
+    stream = sys.stderr if to_stderr else sys.stdout
+
+    def on_event(event: Any) -> None:
+        if event.kind != "done":
+            return
+        line = f"trial {event.trial}: {event.status}"
+        if event.status == "reached":
+            best.append(event.value)
+            line += f" in {readable(event.value)} {unit}"
+        if best:
+            line += f" · best {readable(min(best))} {unit}"
+        print(line, file=stream, flush=True)
+
+    return on_event
+
+
+def _print_summary(name: str, study: Any, spec: Any, storage: str | None, as_json: bool = False) -> None:
     """The trial table and the best/predicted configuration; Ctrl-C here loses nothing."""
+    if as_json:
+        from convtune.report.best import best_report
+
+        print(
+            json.dumps(
+                {"trials": _trials_json(study), "best": best_report(study, spec)}, indent=2, default=str
+            )
+        )
+        return
     try:
         _print_trials(study, spec)
         _print_best(study, spec, storage)
@@ -321,22 +383,15 @@ def _run_workers(
     world_size: int | None,
     executor: str,
     launch: Any,
+    as_json: bool = False,
 ) -> None:
     from convtune.report.dashboard import DashboardHooks
     from convtune.storage import resolve_storage_url
-    from convtune.study import TrialEvent, open_study
+    from convtune.study import open_study
     from convtune.study.workers import check_workers, run_workers
 
     check_workers(resolve_storage_url(storage or spec.storage), workers)
-    unit = "samples" if spec.cost == "samples" else "s"
-
-    def on_event(event: TrialEvent) -> None:
-        if event.kind != "done":
-            return
-        done = f"trial {event.trial}: {event.status}"
-        if event.status == "reached":
-            done += f" in {readable(event.value)} {unit}"
-        console.print(done, markup=False, highlight=False)
+    on_event = _plain_progress(spec, to_stderr=as_json)
 
     try:
         report = run_workers(
@@ -360,7 +415,7 @@ def _run_workers(
         _say(f"error: {report.error}")
         raise SystemExit(2)
     study, _ = open_study(name, storage)
-    _print_summary(name, study, spec, storage)
+    _print_summary(name, study, spec, storage, as_json)
     if report.exit_status:
         raise SystemExit(report.exit_status)
 
@@ -406,6 +461,13 @@ def study_follow(
         on_launch=lambda n: err_console.print(f"follow: launch {n} joining {rdzv_endpoint}"),
     )
     console.print(f"study {name}: the study's node closed the trials after {launches} launch(es)")
+
+
+def _trials_json(study: Any) -> list[dict[str, Any]]:
+    """Every trial as ``show --json`` prints it (the same fields as ``best --json``'s trials)."""
+    from convtune.report.best import trial_summary
+
+    return [trial_summary(trial) for trial in study.get_trials(deepcopy=False)]
 
 
 def _print_trials(study: Any, spec: Any) -> None:
@@ -516,7 +578,10 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
 
 
 @study_app.command("list")
-def study_list(storage: StorageOpt = None) -> None:
+def study_list(
+    storage: StorageOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
+) -> None:
     """List the studies in a storage."""
     import optuna
 
@@ -524,6 +589,19 @@ def study_list(storage: StorageOpt = None) -> None:
     from convtune.storage import open_storage
 
     summaries = optuna.get_all_study_summaries(open_storage(storage), include_best_trial=False)
+    if as_json:
+        rows = [
+            {
+                "study": s.study_name,
+                "trials": s.n_trials,
+                "target": study_attrs(s).get("target"),
+                "cost": study_attrs(s).get("cost"),
+                "created": s.datetime_start.isoformat() if s.datetime_start else None,
+            }
+            for s in summaries
+        ]
+        print(json.dumps(rows, indent=2))
+        return
     table = Table()
     for column in ("study", "trials", "target", "cost", "created"):
         table.add_column(column)
@@ -540,12 +618,19 @@ def study_list(storage: StorageOpt = None) -> None:
 
 @study_app.command("show")
 def study_show(
-    name: Annotated[str, typer.Argument(help="Study to show.")], storage: StorageOpt = None
+    name: Annotated[str, typer.Argument(help="Study to show.")],
+    storage: StorageOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print every trial as JSON (the fields of `best --json`).")
+    ] = False,
 ) -> None:
     """Show every trial: status, time-to-target (measured or forecast) and its knobs."""
     from convtune.study import open_study
 
     study, spec = open_study(name, storage)
+    if as_json:
+        print(json.dumps(_trials_json(study), indent=2, default=str))
+        return
     _print_trials(study, spec)
 
 

@@ -125,6 +125,20 @@ def _recommendation_line(study: optuna.Study, spec: StudySpec, unit: str) -> str
     )
 
 
+def _value_legend(spec: StudySpec, unit: str) -> str:
+    """How to read a trial's value: the ``status`` column says which kind it is."""
+    from convtune.study.objective import PENALTY_CEILING, penalty_base
+
+    if not math.isfinite(spec.max_cost):
+        return "Values: measured time (`reached`), else a forecast (`stopped`, `budget`), else a penalty."
+    return (
+        "Values (see each trial's `status`): measured time-to-target (`reached`); a forecast "
+        f"(`stopped`, `budget`) below {_fmt(penalty_base(spec), unit)}; a penalty from "
+        f"{_fmt(penalty_base(spec), unit)} to {_fmt(PENALTY_CEILING * spec.max_cost, unit)}, by how far "
+        "the trial stayed from the target (no target, no usable forecast; `diverged`, `oom`)."
+    )
+
+
 def study_note(study: optuna.Study, spec: StudySpec) -> str:
     """The markdown summary optuna-dashboard shows on the study page."""
     from convtune.config.record import cost_unit
@@ -137,6 +151,8 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
         f"## {study.study_name}: fastest to `{spec.target}`",
         "",
         f"Workload `{spec.workload}`, cost **{spec.cost}** ({unit}), per-trial cap {_fmt(spec.max_cost, unit)}.",
+        "",
+        _value_legend(spec, unit),
         "",
     ]
     best = measured_best(study)

@@ -76,14 +76,26 @@ def learning_curve_figure(
         ax.plot([measured], [target.value], marker="*", markersize=12, color=colour,
                 label=f"reached at {readable(float(measured))} {unit}")  # fmt: skip
     elif predicted is not None and math.isfinite(predicted):
+        # The axis ends at 2.5× the cost trained: a far forecast sits at the edge (▶, its value in
+        # the legend) rather than squashing the curve into the left margin.
+        edge = 2.5 * xs[-1] if xs else None
+        far = edge is not None and predicted > edge
+        shown_x = edge if far else predicted
         scale = _STEP_SCALE.get(cost, 1.0)
         low, high = attrs.get("forecast_low"), attrs.get("forecast_high")
-        if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
-            ax.axvspan(low / scale, high / scale, color=colour, alpha=0.12, label="forecast interval")
+        if low is not None and math.isfinite(low):
+            hi = high / scale if high is not None and math.isfinite(high) else math.inf
+            lo, hi = low / scale, min(hi, edge) if edge is not None else hi
+            if math.isfinite(hi) and hi > lo:
+                level = attrs.get("forecast_level")
+                label = f"forecast {level:.0%} interval" if level else "forecast interval"
+                ax.axvspan(lo, hi, color=colour, alpha=0.15, label=label)
         if xs:
-            ax.plot([xs[-1], predicted], [ys[-1], target.value], color=colour, linestyle="--", alpha=0.6)
-        ax.plot([predicted], [target.value], marker="x", markersize=10, color=colour,
-                label=f"forecast {readable(float(predicted))} {unit}")  # fmt: skip
+            ax.plot([xs[-1], shown_x], [ys[-1], target.value], color=colour, linestyle="--", alpha=0.6)
+        ax.plot([shown_x], [target.value], marker=">" if far else "x", markersize=10, color=colour,
+                clip_on=False, label=f"forecast {readable(float(predicted))} {unit}" + (" (beyond the axis)" if far else ""))  # fmt: skip
+        if edge is not None:
+            ax.set_xlim(0, edge)
     ax.set_xlabel(f"cost ({unit})")
     ax.set_ylabel(target.metric)
     reason = attrs.get("reason")

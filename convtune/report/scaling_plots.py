@@ -3,9 +3,10 @@
 * ``learning_curves.png`` — every trial's metric against cost, the target line, and each
   unreached trial's forecast crossing with its interval;
 * ``steps_vs_batch.png`` — steps to target against effective batch, the fit
-  ``S = S_min·(1 + B_noise/B)`` and ``B_noise`` with its interval;
-* ``time_vs_lr.png`` — time-to-target against peak LR, one colour per effective batch, with the
-  combined model's prediction;
+  ``S = S_min·(1 + B_noise/B)`` and ``B_noise`` with its interval (a note says so while there
+  is no fit yet);
+* ``time_vs_lr.png`` — time-to-target against peak LR, one colour per effective batch and one
+  marker per optimizer, with the combined model's prediction;
 * ``predicted_vs_measured.png`` — after ``convtune study confirm``: prediction (interval) against
   measured (seed spread).
 
@@ -24,18 +25,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import optuna
 
 from convtune.config.record import records
 from convtune.scaling import ScalingModel, baseline_time, confirmations, trial_points
 
 if TYPE_CHECKING:
-    import optuna
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from convtune.config.spec import StudySpec
 
 _STEP_SCALE = {"samples": 1.0, "wallclock": 1000.0, "device_seconds": 1000.0}
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X"]  # one per optimizer in time_vs_lr
 
 
 def _figure(width: float = 6.5) -> tuple[Figure, Axes]:
@@ -63,23 +65,47 @@ def _speedup_axis(ax: Axes, base: float | None) -> None:
 
 
 def learning_curves(study: optuna.Study, spec: StudySpec) -> Figure:
-    from convtune.report.plots import study_curves_figure
+    """Every trial's curve, the target line and each unreached trial's forecast crossing.
+
+    The x-axis ends a little past the cap (or the longest curve): the region trials can reach.
+    A forecast beyond it is drawn at the edge as ``▶`` with its value, so one far forecast
+    cannot squash the rest.
+    """
+    from convtune.report.format import readable
+    from convtune.report.plots import curve_costs, study_curves_figure
 
     trials = [(r.number, r.attrs) for r in records(study) if r.has_curve]
     fig = study_curves_figure(trials, spec.target, spec.cost)
     ax = fig.axes[0]
     target = spec.target_spec.value
     scale = _STEP_SCALE[spec.cost]
+    longest = max((max(curve_costs(attrs, spec.cost), default=0.0) for _, attrs in trials), default=0.0)
+    cap = spec.max_cost if math.isfinite(spec.max_cost) else 0.0
+    edge = 1.15 * max(cap, longest) or None
     for number, attrs in trials:
         est = attrs.get("forecast_estimate")
         if attrs.get("status") in ("stopped", "budget") and est:
             low = (attrs.get("forecast_low") or est) / scale
             high = (attrs.get("forecast_high") or est) / scale
             x = est / scale
+            if edge is not None and x > edge:
+                ax.plot(
+                    [edge], [target], marker=">", color="tab:orange", alpha=0.8, markersize=7, clip_on=False
+                )
+                ax.annotate(
+                    f"{number}: {readable(x)}",
+                    (edge, target),
+                    fontsize=6,
+                    alpha=0.7,
+                    ha="right",
+                    xytext=(-6, 4 + 8 * (number % 3)),
+                    textcoords="offset points",
+                )
+                continue
             ax.errorbar(
                 [x],
                 [target],
-                xerr=[[x - low], [high - x if math.isfinite(high) else 0.0]],
+                xerr=[[x - low], [min(high, edge or high) - x if math.isfinite(high) else 0.0]],
                 fmt="x",
                 color="tab:orange",
                 alpha=0.7,
@@ -89,7 +115,11 @@ def learning_curves(study: optuna.Study, spec: StudySpec) -> Figure:
             ax.annotate(
                 f"{number}", (x, target), fontsize=6, alpha=0.6, xytext=(0, 4), textcoords="offset points"
             )
-    ax.set_title("learning curves; × = forecast crossing (interval)", fontsize=9)
+    if edge is not None:
+        ax.set_xlim(0, edge)
+    ax.set_title(
+        "learning curves; × = forecast crossing (interval), ▶ = forecast beyond the axis", fontsize=9
+    )
     return fig
 
 
@@ -121,11 +151,29 @@ def steps_vs_batch(model: ScalingModel, unit: str) -> Figure:
                 linestyle=":",
                 label=f"envelope fit (B_noise ≈ {cb.b_noise:.3g})",
             )
+    fitted = pts and (
+        (model.steps_fit is not None and model.steps_fit.b_noise is not None)
+        or model.critical_batch is not None
+    )
+    if not fitted:
+        batches = len({p.batch for p in pts})
+        ax.text(
+            0.5,
+            0.5,
+            f"fit not drawn yet: {batches} batch size(s) with a time to target;\n"
+            "S_min and B_noise need trials at several batch sizes",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="dimgrey",
+            bbox=dict(boxstyle="round", facecolor="white", edgecolor="lightgrey"),
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("effective batch size B (samples per optimizer step)")
     ax.set_ylabel("optimizer steps to target")
-    ax.set_title("steps to target: S = S_min·(1 + B_noise/B)", fontsize=9)
+    ax.set_title("steps to target" + (": S = S_min·(1 + B_noise/B)" if fitted else ""), fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     return fig
@@ -136,20 +184,34 @@ def time_vs_lr(model: ScalingModel, unit: str, base: float | None) -> Figure:
 
     fig, ax = _figure()
     batches = sorted({p.batch for p in model.usable})
+    optimizers = sorted({str(p.recipe.get("optimizer", "?")) for p in model.usable})
+    marker = dict(zip(optimizers, _MARKERS * (1 + len(optimizers) // len(_MARKERS)), strict=False))
     cmap = matplotlib.colormaps["viridis"]
     for i, batch in enumerate(batches):
         colour = cmap(i / max(1, len(batches) - 1))
         sel = [p for p in model.usable if p.batch == batch]
-        ax.scatter([p.lr for p in sel], [p.time for p in sel], color=colour, s=20, label=f"B={batch}")
+        for optimizer in optimizers:
+            mine = [p for p in sel if str(p.recipe.get("optimizer", "?")) == optimizer]
+            if mine:
+                ax.scatter(
+                    [p.lr for p in mine], [p.time for p in mine], color=colour, s=24, marker=marker[optimizer]
+                )
+        ax.scatter([], [], color=colour, s=20, marker="o", label=f"B={batch}")
         best = min(sel, key=lambda p: p.time)
         # "peak_lr", or "<optimizer>.peak_lr" where optimizers have their own ranges
         lr_name = next((k for k in best.params if k.split(".")[-1] == "peak_lr"), None)
         if lr_name is None:
             continue
         dist = model.space.distributions()[lr_name]
-        lrs = np.geomspace(dist.low, dist.high, 40)
+        if isinstance(dist, optuna.distributions.CategoricalDistribution):  # LR given as choices
+            lrs = np.array(sorted(float(c) for c in dist.choices))
+        else:
+            lrs = np.geomspace(dist.low, dist.high, 40)
         preds = model.predict([{**best.params, lr_name: float(lr)} for lr in lrs])
         ax.plot(lrs, [p.time_to_target for p in preds], color=colour, linewidth=1, alpha=0.8)
+    if len(optimizers) > 1:  # the marker says which optimizer: one legend entry each
+        for optimizer in optimizers:
+            ax.scatter([], [], color="grey", s=24, marker=marker[optimizer], label=optimizer)
     _speedup_axis(ax, base)
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -69,19 +69,38 @@ class TrialFailed(Exception):
     """A trial crashed (not a user error): it ends FAIL and the study goes on."""
 
 
+# Penalised outcomes (no target, no usable forecast) take values in
+# [PENALTY_FLOOR, PENALTY_CEILING] × max_cost: above every measured time (≤ max_cost) and every
+# forecast kept as a value (< PENALTY_FLOOR × max_cost), yet close enough to the cap that
+# optuna-dashboard's History, EDF and importance plots keep the region that matters readable.
+PENALTY_FLOOR = 10.0
+PENALTY_CEILING = 20.0
+_UNBOUNDED_BASE = 1e12  # no cap (max_cost: inf): there is no scale to stay near
+
+
 def penalty(spec: StudySpec, final_gap: float) -> float:
     """A value worse than any reachable one, growing with how far the trial stayed from the target.
 
-    Every reached trial (value ≤ max_cost) and every finite forecast (capped below the base)
-    ranks above it; penalised trials rank among themselves by their final gap.
+    Every reached trial (value ≤ max_cost) and every forecast kept as a value (below
+    :func:`penalty_base`) ranks above it; penalised trials rank among themselves by their final
+    gap, monotonically, from ``PENALTY_FLOOR × max_cost`` (gap 0) to ``PENALTY_CEILING × max_cost`` (no
+    finite metric at all).
+
+    Example:
+        >>> spec = StudySpec.from_dict({"workload": "digits", "space": {"peak_lr": 0.01},
+        ...     "target": "accuracy>=0.9", "cost": "samples", "max_cost": 1000})
+        >>> penalty(spec, 0.0), penalty(spec, 1.0), penalty(spec, math.inf)
+        (10000.0, 15000.0, 20000.0)
     """
     base = penalty_base(spec)
-    gap = final_gap if math.isfinite(final_gap) else 1e6
-    return base * (1.0 + min(gap, 1e6))
+    gap = max(0.0, final_gap) if math.isfinite(final_gap) else math.inf
+    share = 1.0 if math.isinf(gap) else gap / (1.0 + gap)  # 0 → 0, ∞ → 1, monotone
+    return base * (1.0 + (PENALTY_CEILING / PENALTY_FLOOR - 1.0) * share)
 
 
 def penalty_base(spec: StudySpec) -> float:
-    return 1e3 * spec.max_cost if math.isfinite(spec.max_cost) else 1e12
+    """The lowest penalty, and the ceiling below which a forecast is kept as a trial's value."""
+    return PENALTY_FLOOR * spec.max_cost if math.isfinite(spec.max_cost) else _UNBOUNDED_BASE
 
 
 # ---- creating and opening studies -------------------------------------------------------------
@@ -454,14 +473,7 @@ def record_outcome(
         "comm_share": None if result.comm_share is None else round(result.comm_share, 4),
         "final_metric": finite[-1] if finite else None,
         "final_gap": final_gap if math.isfinite(final_gap) else None,
-        "curve": {
-            "step": [p.step for p in result.history],
-            "samples": [p.samples for p in result.history],
-            "seconds": [round(p.seconds, 4) for p in result.history],
-            "metric": [p.metrics.get(target.metric) for p in result.history],
-            "train_loss": [p.train_loss for p in result.history],
-            "lr": [p.lr for p in result.history],
-        },
+        "curve": compact_curve(result.history, target.metric),
     }
     infeasible = oom = 0.0
     if result.status == "oom":  # over the memory cap, or out of device memory
@@ -491,10 +503,61 @@ def record_outcome(
         attrs["extrapolated"] = True
         attrs["reason"] = why if pruned else result.reason or "finished its planned run"
     attrs["status"] = status
+    for key in ("time_to_target", "predicted_time_to_target"):
+        if attrs.get(key) is not None:
+            attrs[key] = shown(attrs[key])
     write_trial(trial, attrs)
     trial.set_constraint("diverged", infeasible)
     trial.set_constraint("oom", oom)
-    return float(value)
+    return shown(float(value))
+
+
+# A trial's curve as stored: at most this many evaluations, so every reader on every node has it
+# from the storage without a trial page (or a storage row) growing with the run's length.
+CURVE_POINTS = 64
+
+
+def shown(value: float, digits: int = 4) -> float:
+    """``value`` to ``digits`` significant digits: what the dashboard and the CLI show.
+
+    Used for values only people read (times, penalties): measured times carry timing noise far
+    above 0.1%, and the map is monotone, so the sampler's ranking keeps its order.
+
+    Example:
+        >>> shown(6.098148604410597), shown(25641.02564), shown(math.inf)
+        (6.098, 25640.0, inf)
+    """
+    if not math.isfinite(value) or value == 0:
+        return value
+    return float(f"{value:.{digits}g}")
+
+
+def compact_curve(history: list[Any], metric: str, points: int = CURVE_POINTS) -> dict[str, list[Any]]:
+    """The stored curve: at most ``points`` evaluations, evenly spread, first and last kept.
+
+    Measured time-to-target and forecasts are computed from every evaluation before this
+    thinning; the stored curve is for plots, scaling fits (its last point) and people.
+
+    Example:
+        >>> len(compact_curve([], "accuracy")["step"])
+        0
+    """
+    n = len(history)
+    if n > points:
+        keep = sorted({round(i * (n - 1) / (points - 1)) for i in range(points)})
+        history = [history[i] for i in keep]
+    return {
+        "step": [p.step for p in history],
+        "samples": [p.samples for p in history],
+        "seconds": [round(p.seconds, 4) for p in history],
+        "metric": [p.metrics.get(metric) for p in history],
+        "train_loss": [_maybe_shown(p.train_loss) for p in history],
+        "lr": [_maybe_shown(p.lr) for p in history],
+    }
+
+
+def _maybe_shown(value: Any) -> Any:
+    return shown(float(value)) if isinstance(value, int | float) else value
 
 
 def finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | None:
