@@ -60,3 +60,5 @@ def test_the_budget_is_reached_at_max_cost_not_before() -> None:
     assert rules.budget(2048) == "max_cost 2048 reached"
     assert rules.budget(5000) == "max_cost 2048 reached"
     assert StopRules().budget(1e300) == ""  # no cap
+    # The reason stands on its own: a rank stops on the budget another rank's clock reached.
+    assert StopRules(max_cost=2048).budget_reason == "max_cost 2048 reached"

@@ -358,7 +358,7 @@ def _evaluate_and_decide(
     elif stop:
         result.status, result.reason = "stopped", "stopped by the caller"
     elif over_budget:
-        result.status, result.reason = "budget", run.rules.budget(run.cost())
+        result.status, result.reason = "budget", run.rules.budget_reason  # agreed over ranks
     elif planned_run_done:
         # The schedule's horizon is the planned run: past it a decayed LR buys nothing.
         result.status, result.reason = "finished", f"planned run of {run.recipe.total_steps} steps done"

@@ -61,7 +61,12 @@ class StopRules:
 
     def budget(self, cost: float) -> str:
         """The budget: ``cost`` (in the study's cost unit) at or past ``max_cost``."""
-        return f"max_cost {self.max_cost:g} reached" if cost >= self.max_cost else ""
+        return self.budget_reason if cost >= self.max_cost else ""
+
+    @property
+    def budget_reason(self) -> str:
+        """Why a run ended on its budget (also where another rank's clock reached it first)."""
+        return f"max_cost {self.max_cost:g} reached"
 
 
 __all__ = ["StopRules"]
