@@ -54,6 +54,27 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         ["--world-size 0", "give 1 or more"],
     ),
     "zero nodes": ("run", ["s", "--nnodes", "0", "-n", "1"], {}, {}, ["--nnodes", "give 1 or more"]),
+    "zero local workers": (
+        "run",
+        ["s", "--local-workers", "0", "-n", "1"],
+        {},
+        {},
+        ["--local-workers 0", "give 1 or more"],
+    ),
+    "zero collective timeout": (
+        "run",
+        ["s", "--collective-timeout", "0", "-n", "1"],
+        {},
+        {},
+        ["--collective-timeout", "positive number of seconds"],
+    ),
+    "negative collective timeout": (
+        "run",
+        ["s", "--collective-timeout", "-5", "-n", "1"],
+        {},
+        {},
+        ["--collective-timeout -5", "positive number of seconds"],
+    ),
     "unknown executor": (
         "run",
         ["s", "--executor", "gpu", "-n", "1"],
@@ -542,10 +563,26 @@ def test_bad_input_is_one_line_exit_2_nothing_written(
     assert _snapshot(project) == before, "a rejected command must write nothing"
 
 
-def test_the_table_is_large_enough() -> None:
-    from test_cli import BAD_INPUTS
+def test_every_numeric_option_of_study_run_has_an_out_of_range_case() -> None:
+    """A numeric flag added to ``study run`` needs a case here showing its bad values are refused."""
+    import typing
 
-    assert len(CASES) + len(BAD_INPUTS) >= 25 and len(CASES) >= 25
+    import typer
+
+    from convtune.cli import app
+    from convtune.cli.study import study_run
+
+    run = typer.main.get_command(app).commands["study"].commands["run"]  # type: ignore[attr-defined]
+    hints = typing.get_type_hints(study_run)
+    numeric = {
+        tuple(param.opts)
+        for param in run.params
+        if set(typing.get_args(hints[param.name]) or [hints[param.name]]) & {int, float}
+    }
+    assert ("--timeout",) in numeric and ("--workers", "-w") in numeric  # the check sees the flags
+    tested = {arg for command, args, *_ in CASES.values() if command == "run" for arg in args}
+    missing = sorted(opts[0] for opts in numeric if not set(opts) & tested)
+    assert not missing, f"no bad-input case for {missing}"
 
 
 def test_passwords_never_reach_tables_or_the_dashboard_command(

@@ -381,28 +381,32 @@ def test_cli_export_errors_are_one_line(
     assert code == 2 and "no study named 'nope'" in err
 
 
-def test_cli_exports_the_prediction_or_says_there_is_none(
+def test_cli_exports_the_prediction_of_a_study_with_reached_trials(
     tiny_study: TinyStudy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "pred.json"
     code, _, err = cli(
-        capsys,
-        "study",
-        "export",
-        tiny_study.name,
-        "--storage",
-        tiny_study.url,
-        "--predicted",
-        "-o",
-        str(path),
-        "-f",
-        "json",
-    )
-    if code == 0:
-        data = json.loads(path.read_text())
-        assert data["source"] == "predicted" and load_recipe(path) == Recipe.from_dict(data["recipe"])
-    else:
-        assert code == 2 and "no prediction available yet" in err
+        capsys, "study", "export", tiny_study.name, "--storage", tiny_study.url, "--predicted",
+        "-o", str(path), "-f", "json",
+    )  # fmt: skip
+    assert code == 0, err  # every trial of the tiny study reached the target: there is a fit
+    data = json.loads(path.read_text())
+    assert data["source"] == "predicted" and load_recipe(path) == Recipe.from_dict(data["recipe"])
+    assert data["predicted_time_to_target"] > 0
+
+
+def test_cli_says_there_is_no_prediction_for_a_study_without_trials(
+    tiny_study: TinyStudy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from convtune.study import create_study, open_study
+
+    _, spec = open_study(tiny_study.name, tiny_study.url)
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    create_study("empty", spec, url)
+    path = tmp_path / "pred.json"
+    code, _, err = cli(capsys, "study", "export", "empty", "--storage", url, "--predicted", "-o", str(path))
+    assert code == 2 and "no prediction available yet" in err and err.count("\n") == 1, err
+    assert not path.exists()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
 import subprocess
 import tempfile
@@ -17,14 +16,7 @@ from typing import Any
 from convtune.config.spec import StudySpec
 from convtune.errors import ConfigError
 from convtune.execution.channel import ChannelClient
-from convtune.execution.launcher import (
-    ENV_CHANNEL,
-    ENV_RECIPE,
-    ENV_TOKEN,
-    LaunchOptions,
-    _channel_token,
-    nproc_per_node,
-)
+from convtune.execution.launch import ENV_RECIPE, LaunchOptions, _channel_token, launch_env, nproc_per_node
 from convtune.execution.processes import _terminate
 from convtune.training.engine import default_threads
 
@@ -47,19 +39,7 @@ def follow(
     host, port = options.channel_address()
     local = nproc_per_node(world_size, options.nnodes)
     threads = default_threads(local, options.local_workers)
-    env = dict(os.environ)
-    env.update(options.env)
-    env.update(
-        {
-            ENV_CHANNEL: f"{host}:{port}",
-            ENV_TOKEN: _channel_token(options),
-            "CONVTUNE_COLLECTIVE_TIMEOUT": str(options.collective_timeout),
-            "OMP_NUM_THREADS": str(threads),
-            "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY", "PASSIVE"),
-        }
-    )
-    if options.backend:
-        env["CONVTUNE_BACKEND"] = options.backend
+    env = launch_env(options, channel=f"{host}:{port}", token=_channel_token(options), threads=threads)
     command = options.torchrun(local, leader=False) + ["-m", "convtune.execution._rank"]
     launches = 0
     while max_launches is None or launches < max_launches:
@@ -101,20 +81,8 @@ def follow_scripts(
     host, port = options.channel_address()
     local = nproc_per_node(world_size, options.nnodes)
     token = _channel_token(options)
-    env = dict(os.environ)
-    env.update(options.env)
-    env.update(
-        {
-            ENV_CHANNEL: f"{host}:{port}",
-            ENV_TOKEN: token,
-            "CONVTUNE_COLLECTIVE_TIMEOUT": str(options.collective_timeout),
-            "OMP_NUM_THREADS": str(default_threads(local, options.local_workers)),
-            "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY", "PASSIVE"),
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    if options.backend:
-        env["CONVTUNE_BACKEND"] = options.backend
+    threads = default_threads(local, options.local_workers)
+    env = launch_env(options, channel=f"{host}:{port}", token=token, threads=threads)
     command = options.torchrun(local, leader=False)
     command += [str(workload["script"]), *map(str, workload.get("args", []))]
     client = ChannelClient.connect(

@@ -21,6 +21,7 @@ import torch.distributed as dist
 
 from convtune.config.recipe import Recipe
 from convtune.training.memory import peak_rss_bytes, reset_peak_rss
+from convtune.training.stops import StopRules
 from convtune.workloads import Workload, checked_metrics
 
 CostKind = Literal["wallclock", "samples", "device_seconds"]
@@ -159,6 +160,58 @@ def train(
     ``on_eval`` runs on every rank with the same record (rank 0's metrics, broadcast) and must
     return the same answer on every rank; its True stops the run at once.
     """
+    run = _start(workload, recipe, config)
+    stopped = _resume(run, on_eval)
+    while not stopped:
+        diverged = _train_step(run)
+        over_budget = bool(run.rules.budget(run.cost()))
+        planned_run_done = run.step >= recipe.total_steps  # the same on every rank
+        if run.world_size > 1:
+            diverged, over_budget = _agree(run, diverged, over_budget)
+        if run.position() >= run.next_eval or diverged or over_budget or planned_run_done:
+            stopped = _evaluate_and_decide(run, on_eval, diverged, over_budget, planned_run_done)
+    return _finish(run)
+
+
+@dataclass
+class _Run:
+    """One run of :func:`train`: what it trains with and where it stands."""
+
+    workload: Workload
+    recipe: Recipe
+    config: EngineConfig
+    rank: int
+    world_size: int
+    device: torch.device
+    model: torch.nn.Module
+    trained: torch.nn.Module  # the model, or its DDP wrapper
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    scaler: Any
+    autocast: Any
+    batches: Any
+    rules: StopRules
+    loss_sum: torch.Tensor
+    result: RunResult = field(default_factory=RunResult)
+    step: int = 0
+    samples: int = 0
+    train_clock: float = 0.0  # seconds spent training; evaluation and setup are off the clock
+    data_clock: float = 0.0  # of which waiting for the next batch
+    next_eval: int = 0
+    loss_count: int = 0
+
+    def cost(self) -> float:
+        if self.config.cost == "samples":
+            return float(self.samples)
+        return self.train_clock * (self.world_size if self.config.cost == "device_seconds" else 1)
+
+    def position(self) -> int:
+        """Where the run stands in ``eval_every``'s unit."""
+        return self.samples if self.config.eval_unit == "samples" else self.step
+
+
+def _start(workload: Workload, recipe: Recipe, config: EngineConfig) -> _Run:
+    """The device, seeded model (DDP-wrapped over several ranks), optimizer, scheduler and data."""
     rank, world_size = _distributed()
     if world_size != recipe.world_size:
         raise ValueError(
@@ -183,158 +236,165 @@ def train(
             gradient_as_bucket_view=recipe.gradient_as_bucket_view,
         )
     optimizer = _build_optimizer(recipe, model)
-    scheduler = recipe.scheduler(optimizer)
-    scaler = recipe.grad_scaler(device.type)
-    autocast = recipe.autocast(device.type)
-    batches = workload.train_batches(recipe.micro_batch_size, rank, world_size, config.seed)
-    samples_per_step = recipe.effective_batch_size
-    ranks_for_cost = world_size if config.cost == "device_seconds" else 1
+    return _Run(
+        workload=workload,
+        recipe=recipe,
+        config=config,
+        rank=rank,
+        world_size=world_size,
+        device=device,
+        model=model,
+        trained=trained,
+        optimizer=optimizer,
+        scheduler=recipe.scheduler(optimizer),
+        scaler=recipe.grad_scaler(device.type),
+        autocast=recipe.autocast(device.type),
+        batches=workload.train_batches(recipe.micro_batch_size, rank, world_size, config.seed),
+        rules=StopRules(max_cost=config.max_cost, max_skipped_steps=config.max_skipped_steps),
+        loss_sum=torch.zeros((), device=device),
+        next_eval=config.eval_every,
+    )
 
-    result = RunResult()
-    step = samples = skipped_in_row = skipped_total = 0
-    train_clock = 0.0  # seconds spent training; evaluation and setup are off the clock
-    data_clock = 0.0  # of which waiting for the next batch
-    next_eval = config.eval_every
-    loss_sum = torch.zeros((), device=device)
-    loss_count = 0
 
-    def cost_now() -> float:
-        if config.cost == "samples":
-            return float(samples)
-        return train_clock * ranks_for_cost
+def _resume(run: _Run, on_eval: Callable[[Progress], bool] | None) -> bool:
+    """Continue from the checkpoint if there is one; True when the caller stops the run on its records."""
+    resumed = _load_checkpoint(run.config, run.model, run.optimizer, run.scheduler, run.scaler, run.device)
+    if resumed is None:
+        return False
+    run.step, run.samples = resumed["step"], resumed["samples"]
+    run.rules.skipped_total = resumed["skipped_total"]
+    run.train_clock, run.data_clock = resumed["train_clock"], resumed["data_clock"]
+    run.next_eval = resumed["next_eval"]
+    for _ in range(run.step * run.recipe.grad_accum_steps):  # the data position: the same batches follow
+        next(run.batches)
+    # The records so far go to on_eval again: a retried trial reports the curve it resumes.
+    for data in resumed["history"]:
+        record = Progress(**data)
+        run.result.history.append(record)
+        if on_eval is not None and on_eval(record):
+            run.result.status, run.result.reason = "stopped", "stopped by the caller"
+            return True
+    return False
 
-    resumed = _load_checkpoint(config, model, optimizer, scheduler, scaler, device)
-    replay_stop = False
-    if resumed is not None:
-        step, samples, skipped_total = resumed["step"], resumed["samples"], resumed["skipped_total"]
-        train_clock, data_clock, next_eval = (
-            resumed["train_clock"],
-            resumed["data_clock"],
-            resumed["next_eval"],
-        )
-        for _ in range(step * recipe.grad_accum_steps):  # the data position: the same batches follow
-            next(batches)
-        # The records so far go to on_eval again: a retried trial reports the curve it resumes.
-        for data in resumed["history"]:
-            record = Progress(**data)
-            result.history.append(record)
-            if on_eval is not None and on_eval(record):
-                replay_stop = True
-                result.status, result.reason = "stopped", "stopped by the caller"
-                break
 
-    while not replay_stop:
-        started = time.perf_counter()
-        model.train()
-        step_loss = torch.zeros((), device=device)
-        for micro_step in range(recipe.grad_accum_steps):
-            fetch_started = time.perf_counter()
-            batch = next(batches)
-            data_clock += time.perf_counter() - fetch_started
-            # Under DDP, all-reduce only on the last micro-step; the others accumulate locally.
-            last = micro_step == recipe.grad_accum_steps - 1 or config.sync_every_micro_step
-            sync = contextlib.nullcontext() if last or world_size == 1 else trained.no_sync()
-            with sync:
-                with autocast:
-                    loss = workload.loss(trained, batch) / recipe.grad_accum_steps
-                scaler.scale(loss).backward()
-            step_loss += loss.detach().float()
-        if recipe.clip_norm is not None:
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.clip_norm)
-        scale_before = scaler.get_scale() if scaler.is_enabled() else 1.0
-        scaler.step(optimizer)
-        scaler.update()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        samples += samples_per_step
-        if step < recipe.total_steps:  # past the planned horizon the LR holds
-            scheduler.step()
+def _train_step(run: _Run) -> str:
+    """One optimizer step over ``grad_accum_steps`` micro-batches; returns why it diverged, or ""."""
+    recipe, config, scaler = run.recipe, run.config, run.scaler
+    started = time.perf_counter()
+    run.model.train()
+    step_loss = torch.zeros((), device=run.device)
+    for micro_step in range(recipe.grad_accum_steps):
+        fetch_started = time.perf_counter()
+        batch = next(run.batches)
+        run.data_clock += time.perf_counter() - fetch_started
+        # Under DDP, all-reduce only on the last micro-step; the others accumulate locally.
+        last = micro_step == recipe.grad_accum_steps - 1 or config.sync_every_micro_step
+        sync = contextlib.nullcontext() if last or run.world_size == 1 else run.trained.no_sync()
+        with sync:
+            with run.autocast:
+                loss = run.workload.loss(run.trained, batch) / recipe.grad_accum_steps
+            scaler.scale(loss).backward()
+        step_loss += loss.detach().float()
+    if recipe.clip_norm is not None:
+        scaler.unscale_(run.optimizer)
+        torch.nn.utils.clip_grad_norm_(run.model.parameters(), recipe.clip_norm)
+    scale_before = scaler.get_scale() if scaler.is_enabled() else None
+    scaler.step(run.optimizer)
+    scaler.update()
+    run.optimizer.zero_grad(set_to_none=True)
+    run.step += 1
+    run.samples += recipe.effective_batch_size
+    if run.step < recipe.total_steps:  # past the planned horizon the LR holds
+        run.scheduler.step()
 
-        loss_value = step_loss.item()  # one sync per optimizer step, needed to catch divergence
-        train_clock += time.perf_counter() - started
-        loss_sum += loss_value
-        loss_count += 1
-        diverged = ""
-        if not math.isfinite(loss_value):
-            diverged = f"non-finite training loss at step {step}"
-        elif scaler.is_enabled():
-            scale_after = scaler.get_scale()
-            if scale_after < scale_before:
-                skipped_in_row += 1
-                skipped_total += 1
-            else:
-                skipped_in_row = 0
-            if scale_after < 1.0:
-                diverged = f"loss scale fell below 1 at step {step}"
-            elif skipped_in_row >= config.max_skipped_steps:
-                diverged = f"{skipped_in_row} fp16 steps skipped in a row at step {step}"
-        progress_due = (samples if config.eval_unit == "samples" else step) >= next_eval
-        over_budget = cost_now() >= config.max_cost
-        planned_run_done = step >= recipe.total_steps  # the same on every rank
-        if world_size > 1:
-            # Each rank has its own clock and loss: agree on both flags so all ranks stop together.
-            flags = torch.tensor([1.0 if diverged else 0.0, 1.0 if over_budget else 0.0], device=device)
-            dist.all_reduce(flags, op=dist.ReduceOp.MAX)
-            if flags[0].item() and not diverged:
-                diverged = "another rank diverged"
-            over_budget = bool(flags[1].item())
-        if progress_due or diverged or over_budget or planned_run_done:
-            while (samples if config.eval_unit == "samples" else step) >= next_eval:
-                next_eval += config.eval_every
-            metrics = _evaluate(workload, model, rank, world_size, device)
-            record = Progress(
-                step=step,
-                samples=samples,
-                seconds=train_clock,
-                cost=cost_now(),
-                train_loss=float(loss_sum.item() / max(1, loss_count)),
-                metrics=metrics,
-                lr=float(optimizer.param_groups[0]["lr"]),
-                loss_scale=float(scaler.get_scale()) if scaler.is_enabled() else 1.0,
-                skipped_steps=skipped_total,
+    loss_value = step_loss.item()  # one sync per optimizer step, needed to catch divergence
+    run.train_clock += time.perf_counter() - started
+    run.loss_sum += loss_value
+    run.loss_count += 1
+    scale_after = scaler.get_scale() if scaler.is_enabled() else None
+    return run.rules.after_step(
+        step=run.step, loss=loss_value, scale_before=scale_before, scale_after=scale_after
+    )
+
+
+def _agree(run: _Run, diverged: str, over_budget: bool) -> tuple[str, bool]:
+    """Each rank has its own clock and loss: agree on both flags so all ranks stop together."""
+    flags = torch.tensor([1.0 if diverged else 0.0, 1.0 if over_budget else 0.0], device=run.device)
+    dist.all_reduce(flags, op=dist.ReduceOp.MAX)
+    if flags[0].item() and not diverged:
+        diverged = "another rank diverged"
+    return diverged, bool(flags[1].item())
+
+
+def _evaluate_and_decide(
+    run: _Run,
+    on_eval: Callable[[Progress], bool] | None,
+    diverged: str,
+    over_budget: bool,
+    planned_run_done: bool,
+) -> bool:
+    """Evaluate, hand the record to ``on_eval`` and settle whether the run ends here (True)."""
+    config, result = run.config, run.result
+    while run.position() >= run.next_eval:
+        run.next_eval += config.eval_every
+    metrics = _evaluate(run.workload, run.model, run.rank, run.world_size, run.device)
+    record = Progress(
+        step=run.step,
+        samples=run.samples,
+        seconds=run.train_clock,
+        cost=run.cost(),
+        train_loss=float(run.loss_sum.item() / max(1, run.loss_count)),
+        metrics=metrics,
+        lr=float(run.optimizer.param_groups[0]["lr"]),
+        loss_scale=float(run.scaler.get_scale()) if run.scaler.is_enabled() else 1.0,
+        skipped_steps=run.rules.skipped_total,
+    )
+    run.loss_sum.zero_()
+    run.loss_count = 0
+    result.history.append(record)
+    stop = bool(on_eval(record)) if on_eval is not None else False
+    if diverged:
+        result.status, result.reason = "diverged", diverged
+    elif stop:
+        result.status, result.reason = "stopped", "stopped by the caller"
+    elif over_budget:
+        result.status, result.reason = "budget", run.rules.budget_reason  # agreed over ranks
+    elif planned_run_done:
+        # The schedule's horizon is the planned run: past it a decayed LR buys nothing.
+        result.status, result.reason = "finished", f"planned run of {run.recipe.total_steps} steps done"
+    else:
+        if config.checkpoint_dir and run.rank == 0 and not run.recipe.zero:
+            _save_checkpoint(
+                config.checkpoint_dir,
+                run.model,
+                run.optimizer,
+                run.scheduler,
+                run.scaler,
+                step=run.step,
+                samples=run.samples,
+                skipped_total=run.rules.skipped_total,
+                train_clock=run.train_clock,
+                data_clock=run.data_clock,
+                next_eval=run.next_eval,
+                history=[p.to_dict() for p in result.history],
             )
-            loss_sum.zero_()
-            loss_count = 0
-            result.history.append(record)
-            stop = bool(on_eval(record)) if on_eval is not None else False
-            if diverged:
-                result.status, result.reason = "diverged", diverged
-                break
-            if stop:
-                result.status, result.reason = "stopped", "stopped by the caller"
-                break
-            if over_budget:
-                result.status, result.reason = "budget", f"max_cost {config.max_cost:g} reached"
-                break
-            if planned_run_done:
-                # The schedule's horizon is the planned run: past it a decayed LR buys nothing.
-                result.status, result.reason = "finished", f"planned run of {recipe.total_steps} steps done"
-                break
-            if config.checkpoint_dir and rank == 0 and not recipe.zero:
-                _save_checkpoint(
-                    config.checkpoint_dir,
-                    model,
-                    optimizer,
-                    scheduler,
-                    scaler,
-                    step=step,
-                    samples=samples,
-                    skipped_total=skipped_total,
-                    train_clock=train_clock,
-                    data_clock=data_clock,
-                    next_eval=next_eval,
-                    history=[p.to_dict() for p in result.history],
-                )
+        return False
+    return True
 
-    result.steps, result.samples, result.seconds = step, samples, train_clock
-    result.peak_memory_bytes = _peak_memory(device)
+
+def _finish(run: _Run) -> RunResult:
+    """The run's totals, throughput, memory and communication shares, gathered from every rank."""
+    result, world_size, train_clock = run.result, run.world_size, run.train_clock
+    result.steps, result.samples, result.seconds = run.step, run.samples, train_clock
+    result.peak_memory_bytes = _peak_memory(run.device)
     result.world_size = world_size
     result.backend = dist.get_backend() if world_size > 1 else "none"
-    result.data_wait_share = data_clock / train_clock if train_clock > 0 else None
-    comm = _exposed_comm_seconds(trained) if world_size > 1 else None
-    result.comm_share = min(1.0, comm * step / train_clock) if comm is not None and train_clock > 0 else None
-    mine = (samples / world_size / train_clock if train_clock > 0 else 0.0, result.peak_memory_bytes)
+    result.data_wait_share = run.data_clock / train_clock if train_clock > 0 else None
+    comm = _exposed_comm_seconds(run.trained) if world_size > 1 else None
+    result.comm_share = (
+        min(1.0, comm * run.step / train_clock) if comm is not None and train_clock > 0 else None
+    )
+    mine = (run.samples / world_size / train_clock if train_clock > 0 else 0.0, result.peak_memory_bytes)
     if world_size > 1:
         every: list[Any] = [None] * world_size
         dist.all_gather_object(every, mine)
