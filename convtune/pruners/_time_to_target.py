@@ -11,6 +11,7 @@ from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial, TrialState
 from scipy.stats import norm
 
+from convtune.config.record import SCHEDULE_ATTR, TrialRecord, TrialStatus, write_stored_trial
 from convtune.config.target import Target
 from convtune.curves import (
     CurveFit,
@@ -25,8 +26,8 @@ from convtune.curves import (
 if TYPE_CHECKING:
     import optuna
 
-LR_SCHEDULE_ATTR = "lr_schedule"
-STATUS_ATTR = "status"
+LR_SCHEDULE_ATTR = SCHEDULE_ATTR
+"""The trial user attr holding its planned LR schedule (kept on :mod:`convtune.config.record`)."""
 STOP_PROBABILITY_ATTR = "stop_probability"
 """User attr set on every trial the pruner stops: the probability the stop was decided on."""
 STOP_THRESHOLD_ATTR = "stop_threshold"
@@ -250,11 +251,14 @@ class TimeToTargetPruner(BasePruner):
         decision = self.decide(study, trial)
         if decision.prune:
             # The user attrs say on what each stop was decided (tests and audits read them).
-            storage = study._storage
-            storage.set_trial_user_attr(
-                trial._trial_id, STOP_PROBABILITY_ATTR, _json_float(decision.probability)
+            write_stored_trial(
+                study._storage,
+                trial._trial_id,
+                {
+                    STOP_PROBABILITY_ATTR: _json_float(decision.probability),
+                    STOP_THRESHOLD_ATTR: _json_float(decision.threshold),
+                },
             )
-            storage.set_trial_user_attr(trial._trial_id, STOP_THRESHOLD_ATTR, _json_float(decision.threshold))
         return decision.prune
 
     def decide(self, study: optuna.study.Study, trial: FrozenTrial) -> PruneDecision:
@@ -400,7 +404,7 @@ class TimeToTargetPruner(BasePruner):
         # A trial this pruner stopped (COMPLETE with an extrapolated value, as convtune ends
         # them) has a truncated curve: its early-prefix fit must not become the prior (in
         # replays that made stopped trials stop the next ones).
-        stopped = trial.user_attrs.get(STATUS_ATTR) == "stopped"
+        stopped = TrialRecord.of(trial).status is TrialStatus.STOPPED
         fit = None
         if self._prior_trials > 0 and costs.size and not stopped:
             fit = fit_curve(costs, values, self._target, _schedule(trial))
@@ -456,7 +460,7 @@ def _curve(trial: FrozenTrial) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _schedule(trial: FrozenTrial) -> LRSchedule | None:
-    data: Any = trial.user_attrs.get(LR_SCHEDULE_ATTR)
+    data: Any = TrialRecord.of(trial).schedule
     if not isinstance(data, dict):
         return None
     try:
