@@ -87,7 +87,9 @@ class TimeToTargetPruner(BasePruner):
     trial which would have won is ever stopped, however many reports it makes. The probability
     is the forecast's calibrated ``probability_before(cost)``; a forecast without it gets one
     read off its interval and its probability of reaching within the run
-    (:func:`reach_probability`). A trial that reports a non-finite value, or whose forecast
+    (:func:`reach_probability`). A trial with no planned end (no ``lr_schedule``, no
+    ``max_cost``) is forecast with the incumbent's time as its end, the cost at which it would be
+    stopped anyway. A trial that reports a non-finite value, or whose forecast
     says it diverged, is stopped at once, and so is one that has spent the best measured
     time-to-target without reaching the target (it can no longer be the fastest). Without an
     incumbent, a trial whose distance to the target fell at each of its last
@@ -300,7 +302,11 @@ class TimeToTargetPruner(BasePruner):
         if costs.size < self._n_warmup_reports:
             return PruneDecision(False, "warm-up", None, incumbent)
 
-        forecast = self._forecast(trial, self._prior(summaries), costs, values)
+        # A trial with no planned end (no schedule, no max_cost) still ends at the incumbent's
+        # time: there it is stopped as slower than the measured best. That end is the horizon its
+        # forecast is calibrated against; without one the calibration reads every cost as "ever".
+        end = incumbent * (1.0 + self._margin) if math.isfinite(incumbent) else None
+        forecast = self._forecast(trial, self._prior(summaries), costs, values, end)
         if forecast.reached:
             return PruneDecision(False, "reached", forecast, incumbent)
         if forecast.diverged:
@@ -369,11 +375,14 @@ class TimeToTargetPruner(BasePruner):
         prior: CurvePrior | None,
         costs: np.ndarray | None = None,
         values: np.ndarray | None = None,
+        end: float | None = None,
     ) -> Forecast:
         if costs is None or values is None:
             costs, values = _curve(trial)
         schedule = _schedule(trial)
         horizon = schedule.horizon if schedule is not None else self._max_cost
+        if horizon is None:
+            horizon = end
         return forecast_time_to_target(
             costs,
             values,
