@@ -58,6 +58,21 @@ def register_schedules(path: str | None) -> None:
             return
 
 
+def use_calibration(path: str | None) -> None:
+    """Forecasts in this process calibrate with the table at ``path`` (``None``: the shipped one).
+
+    The shipped table is fitted on every corpus workload; a replay that reports a workload as
+    held out needs one fitted without it (``benchmarks/forecast.py --write-calibration`` over
+    the other workloads' files).
+    """
+    if path is None:
+        return
+    from convtune.curves import _calibration
+
+    _calibration.DEFAULT_PATH = Path(path)
+    _calibration.default_calibration.cache_clear()
+
+
 def pick_target(grid: Grid, reach: float) -> str:
     """The level ``reach`` of the complete runs attain at their best (no forecaster involved)."""
     maximize = grid.header.get("direction") == "maximize"
@@ -76,6 +91,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     register_schedules(job["schedules"])
+    use_calibration(job.get("calibration"))
     grid = load_grid(job["path"])
     spec = replay_spec(grid, {"target": job["target"]})
     row = replay_study(
@@ -95,6 +111,8 @@ def run(args: argparse.Namespace, out: Path) -> None:
     methods = list(BASELINES) + [(f"time_to_target:epsilon={e}", "tpe") for e in EPSILONS]
     if args.opt_in:
         methods += OPT_IN
+    if args.methods:
+        methods = [m for m in methods if f"{m[1]}/{m[0]}" in args.methods]
     jobs = []
     for path in sorted(Path(args.data).glob("*.jsonl*")):
         grid = load_grid(path)
@@ -114,6 +132,7 @@ def run(args: argparse.Namespace, out: Path) -> None:
                             "pruner": pruner,
                             "sampler": sampler,
                             "schedules": args.schedules,
+                            "calibration": args.calibration,
                         }
                     )
     jobs.sort(key=lambda j: (j["seed"], j["path"]))  # all workloads' seed 0 first: tables fill evenly
@@ -255,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--opt-in", action="store_true", help="also the field and halving rules")
     parser.add_argument("--schedules", default=None, help="file registering the corpus schedules")
+    parser.add_argument("--methods", nargs="*", default=None, help="only these, e.g. tpe/none")
+    parser.add_argument(
+        "--calibration", default=None, help="forecast calibration table (default: the shipped one)"
+    )
     parser.add_argument("--out", default=None, help="results JSONL (default: next to the data)")
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args(argv)

@@ -11,6 +11,7 @@ from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial, TrialState
 from scipy.stats import norm
 
+from convtune.config.record import SCHEDULE_ATTR, TrialRecord, TrialStatus, write_stored_trial
 from convtune.config.target import Target
 from convtune.curves import (
     CurveFit,
@@ -25,8 +26,8 @@ from convtune.curves import (
 if TYPE_CHECKING:
     import optuna
 
-LR_SCHEDULE_ATTR = "lr_schedule"
-STATUS_ATTR = "status"
+LR_SCHEDULE_ATTR = SCHEDULE_ATTR
+"""The trial user attr holding its planned LR schedule (kept on :mod:`convtune.config.record`)."""
 STOP_PROBABILITY_ATTR = "stop_probability"
 """User attr set on every trial the pruner stops: the probability the stop was decided on."""
 STOP_THRESHOLD_ATTR = "stop_threshold"
@@ -86,7 +87,9 @@ class TimeToTargetPruner(BasePruner):
     trial which would have won is ever stopped, however many reports it makes. The probability
     is the forecast's calibrated ``probability_before(cost)``; a forecast without it gets one
     read off its interval and its probability of reaching within the run
-    (:func:`reach_probability`). A trial that reports a non-finite value, or whose forecast
+    (:func:`reach_probability`). A trial with no planned end (no ``lr_schedule``, no
+    ``max_cost``) is forecast with the incumbent's time as its end, the cost at which it would be
+    stopped anyway. A trial that reports a non-finite value, or whose forecast
     says it diverged, is stopped at once, and so is one that has spent the best measured
     time-to-target without reaching the target (it can no longer be the fastest). Without an
     incumbent, a trial whose distance to the target fell at each of its last
@@ -250,11 +253,14 @@ class TimeToTargetPruner(BasePruner):
         decision = self.decide(study, trial)
         if decision.prune:
             # The user attrs say on what each stop was decided (tests and audits read them).
-            storage = study._storage
-            storage.set_trial_user_attr(
-                trial._trial_id, STOP_PROBABILITY_ATTR, _json_float(decision.probability)
+            write_stored_trial(
+                study._storage,
+                trial._trial_id,
+                {
+                    STOP_PROBABILITY_ATTR: _json_float(decision.probability),
+                    STOP_THRESHOLD_ATTR: _json_float(decision.threshold),
+                },
             )
-            storage.set_trial_user_attr(trial._trial_id, STOP_THRESHOLD_ATTR, _json_float(decision.threshold))
         return decision.prune
 
     def decide(self, study: optuna.study.Study, trial: FrozenTrial) -> PruneDecision:
@@ -296,7 +302,11 @@ class TimeToTargetPruner(BasePruner):
         if costs.size < self._n_warmup_reports:
             return PruneDecision(False, "warm-up", None, incumbent)
 
-        forecast = self._forecast(trial, self._prior(summaries), costs, values)
+        # A trial with no planned end (no schedule, no max_cost) still ends at the incumbent's
+        # time: there it is stopped as slower than the measured best. That end is the horizon its
+        # forecast is calibrated against; without one the calibration reads every cost as "ever".
+        end = incumbent * (1.0 + self._margin) if math.isfinite(incumbent) else None
+        forecast = self._forecast(trial, self._prior(summaries), costs, values, end)
         if forecast.reached:
             return PruneDecision(False, "reached", forecast, incumbent)
         if forecast.diverged:
@@ -365,11 +375,14 @@ class TimeToTargetPruner(BasePruner):
         prior: CurvePrior | None,
         costs: np.ndarray | None = None,
         values: np.ndarray | None = None,
+        end: float | None = None,
     ) -> Forecast:
         if costs is None or values is None:
             costs, values = _curve(trial)
         schedule = _schedule(trial)
         horizon = schedule.horizon if schedule is not None else self._max_cost
+        if horizon is None:
+            horizon = end
         return forecast_time_to_target(
             costs,
             values,
@@ -400,7 +413,7 @@ class TimeToTargetPruner(BasePruner):
         # A trial this pruner stopped (COMPLETE with an extrapolated value, as convtune ends
         # them) has a truncated curve: its early-prefix fit must not become the prior (in
         # replays that made stopped trials stop the next ones).
-        stopped = trial.user_attrs.get(STATUS_ATTR) == "stopped"
+        stopped = TrialRecord.of(trial).status is TrialStatus.STOPPED
         fit = None
         if self._prior_trials > 0 and costs.size and not stopped:
             fit = fit_curve(costs, values, self._target, _schedule(trial))
@@ -456,7 +469,7 @@ def _curve(trial: FrozenTrial) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _schedule(trial: FrozenTrial) -> LRSchedule | None:
-    data: Any = trial.user_attrs.get(LR_SCHEDULE_ATTR)
+    data: Any = TrialRecord.of(trial).schedule
     if not isinstance(data, dict):
         return None
     try:
