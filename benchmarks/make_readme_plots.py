@@ -14,6 +14,7 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from convtune.config.record import TrialRecord
 from convtune.config.spec import StudySpec
 from convtune.export import hf_training_arguments, select_document
 from convtune.report.plots import learning_curve_figure, study_curves_figure
@@ -57,7 +58,9 @@ def main() -> None:
         create_study("readme", spec, url)
         run_study("readme", n_trials=args.trials, storage=url)
         study, spec = open_study("readme", url)
-        trials = [(t.number, t.user_attrs) for t in study.get_trials() if t.user_attrs.get("curve")]
+        trials = [
+            (t.number, t.user_attrs) for t in study.get_trials() if TrialRecord.of(t).attrs.get("curve")
+        ]
         save(study_curves_figure(trials, spec.target, spec.cost), args.out / "learning_curves.png")
         doc = select_document(study, spec)
         best = study.trials[doc.trial]

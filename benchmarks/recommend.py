@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pruning import Curve, grid_of, load_grid  # noqa: E402
 from record_curves import DATA, DEFAULT_TARGETS, WORKLOADS, load_curves  # noqa: E402
 
+from convtune.config.record import TrialRecord
 from convtune.config.spec import StudySpec  # noqa: E402
 from convtune.config.target import Target  # noqa: E402
 from convtune.curves import time_to_target  # noqa: E402
@@ -268,7 +269,9 @@ def score(
     ]
     fastest = min(reached, key=lambda t: t.value, default=None)  # type: ignore[arg-type, return-value]
     measured = (
-        truth[grid_key(workload, fastest.user_attrs["recipe"], grid)] if fastest is not None else math.inf
+        truth[grid_key(workload, TrialRecord.of(fastest).attrs["recipe"], grid)]
+        if fastest is not None
+        else math.inf
     )
     started = time.perf_counter()
     recommend_kwargs.setdefault("n_candidates", 1000)
@@ -280,7 +283,7 @@ def score(
         rec_key = grid_key(workload, recipe, grid)
         rec_ttt = truth[rec_key]
         ran = {
-            grid_key(workload, t.user_attrs["recipe"], grid)
+            grid_key(workload, TrialRecord.of(t).attrs["recipe"], grid)
             for t in run.study.trials
             if "recipe" in t.user_attrs and not t.user_attrs.get("confirm")
         }

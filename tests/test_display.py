@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from convtune.config.record import TrialRecord
 from convtune.config.spec import StudySpec
 from convtune.study import create_study, penalty, run_study
 from convtune.study.objective import CURVE_POINTS, PENALTY_CEILING
@@ -48,7 +49,7 @@ def test_a_long_run_stores_a_compact_curve_and_a_rounded_value(tmp_path: Path) -
     spec = _spec(target="accuracy>=0.9999", eval_every={"samples": 64}, max_cost=4480)
     create_study("long", spec, url)
     trial = run_study("long", n_trials=1, storage=url).trials[0]
-    curve = trial.user_attrs["curve"]
+    curve = TrialRecord.of(trial).attrs["curve"]
     assert trial.user_attrs["status"] == "budget"
     assert 2 <= len(curve["samples"]) <= CURVE_POINTS
     assert all(len(column) == len(curve["samples"]) for column in curve.values())

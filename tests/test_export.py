@@ -21,6 +21,7 @@ from torch import nn
 
 from convtune import load_recipe
 from convtune.config.recipe import Recipe
+from convtune.config.record import TrialRecord
 from convtune.errors import ConfigError
 from convtune.export import ExportDocument, export, hf_training_arguments, render
 
@@ -341,7 +342,7 @@ def test_cli_exports_the_confirmed_best_and_its_lr_matches_the_trials_record(
     data = yaml.safe_load((tmp_path / "b.yaml").read_text())
     assert data["source"] == "confirmed" and data["trial"] == confirmed.number
     assert data["time_to_target"] == pytest.approx(confirmed.user_attrs["time_to_target"])
-    assert load_recipe(tmp_path / "b.yaml") == Recipe.from_dict(confirmed.user_attrs["recipe"])
+    assert load_recipe(tmp_path / "b.yaml") == Recipe.from_dict(TrialRecord.of(confirmed).attrs["recipe"])
 
     for trial in trials:
         path = tmp_path / f"trial{trial.number}.py"
@@ -354,13 +355,13 @@ def test_cli_exports_the_confirmed_best_and_its_lr_matches_the_trials_record(
         opt = module.build_optimizer(_model())
         sched = module.build_scheduler(opt)
         lr_at = [opt.param_groups[0]["lr"]]
-        for step in range(1, max(trial.user_attrs["curve"]["step"]) + 1):
+        for step in range(1, max(TrialRecord.of(trial).attrs["curve"]["step"]) + 1):
             opt.step()
             if step < module.TOTAL_STEPS:
                 sched.step()
             lr_at.append(opt.param_groups[0]["lr"])
         # The engine records, at each evaluation after `step` optimizer steps, the LR it will use next.
-        curve = trial.user_attrs["curve"]
+        curve = TrialRecord.of(trial).attrs["curve"]
         assert [lr_at[s] for s in curve["step"]] == curve["lr"]
 
 

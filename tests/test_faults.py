@@ -25,6 +25,7 @@ import yaml
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.trial import TrialState
 
+from convtune.config.record import TrialRecord
 from convtune.config.spec import StudySpec
 from convtune.storage import open_storage
 from convtune.storage.leases import WORKER_ATTR
@@ -90,7 +91,7 @@ def _assert_whole_curves(trials: list[optuna.trial.FrozenTrial]) -> None:
     for t in trials:
         if t.state == TrialState.COMPLETE:
             # Sorted: an RDB storage returns intermediate values in no particular order.
-            assert sorted(t.intermediate_values) == t.user_attrs["curve"]["samples"], t.number
+            assert sorted(t.intermediate_values) == TrialRecord.of(t).attrs["curve"]["samples"], t.number
 
 
 @pytest.mark.parametrize("backend", ["journal", "postgresql"])

@@ -25,6 +25,7 @@ from transformers import Trainer, TrainerCallback, TrainingArguments  # noqa: E4
 
 from convtune import load_recipe  # noqa: E402
 from convtune.config.recipe import Recipe  # noqa: E402
+from convtune.config.record import TrialRecord  # noqa: E402
 from convtune.config.spec import load_spec  # noqa: E402
 from convtune.execution.launcher import ElasticExecutor, LaunchOptions, RankFailed  # noqa: E402
 from convtune.export import ExportDocument, export  # noqa: E402
@@ -257,7 +258,7 @@ def test_time_to_target_pruner_inside_hyperparameter_search(tmp_path: Path) -> N
     assert [t.user_attrs["status"] for t in trials] == ["reached", "stopped", "reached"]
     for t in trials:
         assert all(step % (16 * 5) == 0 for step in t.intermediate_values)  # samples, every 5 steps
-        schedule = t.user_attrs["lr_schedule"]
+        schedule = TrialRecord.of(t).attrs["lr_schedule"]
         assert schedule["costs"][-1] == 16 * 60  # the planned run: max_steps × batch
     reached = trials[0]
     assert best.objective == reached.value == reached.user_attrs["time_to_target"]
@@ -312,8 +313,8 @@ def test_a_trainer_script_study_end_to_end(tmp_path: Path) -> None:
     stopped = trials[1]
     assert stopped.user_attrs["forecast_model"] == "annealing"  # the forecast used the LR schedule
     for t in trials:
-        recipe = Recipe.from_dict(t.user_attrs["recipe"])
-        curve = t.user_attrs["curve"]
+        recipe = Recipe.from_dict(TrialRecord.of(t).attrs["recipe"])
+        curve = TrialRecord.of(t).attrs["curve"]
         assert "lr_schedule" in t.user_attrs
         assert curve["samples"] == [s * recipe.effective_batch_size for s in curve["step"]]
         assert _close(curve["lr"], [recipe.lr_per_step[s - 1] for s in curve["step"]])
@@ -324,7 +325,7 @@ def test_a_trainer_script_study_end_to_end(tmp_path: Path) -> None:
 
     export(select_document(study, spec), "yaml", path)
     best = load_recipe(path)
-    assert best.to_dict() == trials[0].user_attrs["recipe"]
+    assert best.to_dict() == TrialRecord.of(trials[0]).attrs["recipe"]
     example = _load_example("hf_trainer")
     model = example.GPT2LMHeadModel(
         example.GPT2Config(vocab_size=32, n_positions=24, n_embd=32, n_layer=1, n_head=2)
@@ -340,7 +341,7 @@ def test_a_trainer_script_study_end_to_end(tmp_path: Path) -> None:
     )
     trainer.train()
     assert _close(lrs.lrs, best.lr_per_step[:steps])
-    curve = trials[0].user_attrs["curve"]
+    curve = TrialRecord.of(trials[0]).attrs["curve"]
     assert _close(
         [lrs.lrs[s - 1] for s in curve["step"] if s <= steps],
         [lr for s, lr in zip(curve["step"], curve["lr"], strict=True) if s <= steps],

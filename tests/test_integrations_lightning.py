@@ -22,6 +22,7 @@ L = pytest.importorskip("lightning.pytorch")
 
 from convtune import load_recipe, session  # noqa: E402
 from convtune.config.recipe import Recipe  # noqa: E402
+from convtune.config.record import TrialRecord  # noqa: E402
 from convtune.config.spec import load_spec  # noqa: E402
 from convtune.export import export, select_document  # noqa: E402
 from convtune.integrations import lightning as ct  # noqa: E402
@@ -173,7 +174,7 @@ def test_time_to_target_pruner_in_optunas_own_loop() -> None:
     assert study.best_trial.number == 0
     for t in trials:
         assert all(step % (32 * 5) == 0 for step in t.intermediate_values)
-        schedule = t.user_attrs["lr_schedule"]
+        schedule = TrialRecord.of(t).attrs["lr_schedule"]
         applied = callbacks[t.number].lrs
         assert schedule["costs"][-1] == 32 * 60
         # The stored schedule is the one the run applied, at every step it ran.
@@ -206,22 +207,22 @@ def test_a_lightning_script_study_end_to_end(tmp_path: Path, monkeypatch: pytest
     ]
     assert trials[1].user_attrs["forecast_model"] == "annealing"  # the forecast used the LR schedule
     for t in trials:
-        recipe = Recipe.from_dict(t.user_attrs["recipe"])
-        curve = t.user_attrs["curve"]
+        recipe = Recipe.from_dict(TrialRecord.of(t).attrs["recipe"])
+        curve = TrialRecord.of(t).attrs["curve"]
         assert "lr_schedule" in t.user_attrs
         assert curve["samples"] == [s * recipe.effective_batch_size for s in curve["step"]]
         assert _close(curve["lr"], [recipe.lr_per_step[s - 1] for s in curve["step"]])
 
     path = export(select_document(study, spec), "yaml", tmp_path / "best.yaml")
     best = load_recipe(path)
-    assert best.to_dict() == trials[0].user_attrs["recipe"]
+    assert best.to_dict() == TrialRecord.of(trials[0]).attrs["recipe"]
     monkeypatch.setenv("CONVTUNE_RECIPE", str(path))
     watch = Watch(limit=40)
     trainer = L.Trainer(**ct.trainer_kwargs(callbacks=[watch], **QUIET))
     train, val = loaders(ct.batch_size(64))
     trainer.fit(example.DigitsMLP(), train, val)
     assert _close(watch.lrs, best.lr_per_step[:40])
-    curve = trials[0].user_attrs["curve"]
+    curve = TrialRecord.of(trials[0]).attrs["curve"]
     ran = [(s, lr) for s, lr in zip(curve["step"], curve["lr"], strict=True) if s <= 40]
     assert ran and _close([watch.lrs[s - 1] for s, _ in ran], [lr for _, lr in ran])
 

@@ -14,6 +14,7 @@ from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import TrialState
 from specs import digits_spec
 
+from convtune.config.record import TrialRecord
 from convtune.config.spec import StudySpec
 from convtune.errors import ConfigError, StorageError
 from convtune.storage import open_storage
@@ -161,7 +162,7 @@ def test_two_local_workers_share_a_journal_study(tmp_path: Path) -> None:
     assert len({t.user_attrs[WORKER_ATTR] for t in trials}) == 2, "both workers must run trials"
     assert len({t.params["peak_lr"] for t in trials}) == 4, "workers must not suggest the same config"
     for t in trials:
-        assert list(t.intermediate_values) == t.user_attrs["curve"]["samples"]
+        assert list(t.intermediate_values) == TrialRecord.of(t).attrs["curve"]["samples"]
     assert events.count("done") == 4
 
 
@@ -184,7 +185,7 @@ def test_eight_workers_on_postgres_lose_and_duplicate_nothing() -> None:
         assert all(t.state == TrialState.COMPLETE for t in trials)
         for t in trials:
             assert sorted(t.intermediate_values) == [s * 100 for s in range(10)], "whole curve"
-            assert t.user_attrs["curve"] == list(range(10))
+            assert TrialRecord.of(t).attrs["curve"] == list(range(10))
     finally:
         services.drop_postgres_study(services.postgres_url(), name)
 

@@ -16,6 +16,7 @@ some versions and ``confirm`` by others; :attr:`TrialRecord.confirmation` reads 
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -62,6 +63,33 @@ TRAINED = frozenset(
 UNREACHED = frozenset({TrialStatus.STOPPED, TrialStatus.BUDGET})
 
 
+# optuna-dashboard shows each user attribute on one line of its trial page, a list or mapping as
+# unbroken JSON: a curve or a schedule made that page thousands of pixels wide. Such bulky values
+# live in the trial's system attributes (under this prefix) and TrialRecord reads both.
+_BULKY_PREFIX = "convtune:"
+_SHOWN_CHARS = 80
+
+
+def _is_bulky(value: Any) -> bool:
+    if value is None or isinstance(value, str | bool | int | float):
+        return False
+    try:
+        return len(json.dumps(value)) > _SHOWN_CHARS
+    except (TypeError, ValueError):
+        return False
+
+
+def _bulky_attrs(trial: Any) -> dict[str, Any]:
+    stored = getattr(trial, "system_attrs", None)
+    if stored is None and getattr(trial, "storage", None) is not None:
+        stored = trial.storage.get_trial_system_attrs(trial._trial_id)
+    return {
+        key[len(_BULKY_PREFIX) :]: value
+        for key, value in (stored or {}).items()
+        if key.startswith(_BULKY_PREFIX)
+    }
+
+
 class _Trial(Protocol):
     """An Optuna trial, frozen or live (only what the record reads)."""
 
@@ -106,7 +134,7 @@ class TrialRecord:
     @classmethod
     def of(cls, trial: _Trial) -> TrialRecord:
         """The record of ``trial`` (an Optuna ``FrozenTrial`` or a running ``Trial``)."""
-        attrs = trial.user_attrs
+        attrs = {**_bulky_attrs(trial), **trial.user_attrs}
         state = getattr(trial, "state", None)
         return cls(
             number=trial.number,
@@ -194,7 +222,10 @@ def records(study: Any, states: tuple[Any, ...] | None = None) -> list[TrialReco
 def write_trial(trial: Any, attrs: Mapping[str, Any]) -> None:
     """Store ``attrs`` on a running trial (its outcome, its recipe, a failure's error, ...)."""
     for key, value in attrs.items():
-        trial.set_user_attr(key, value.value if isinstance(value, TrialStatus) else value)
+        if _is_bulky(value) and getattr(trial, "storage", None) is not None:
+            trial.storage.set_trial_system_attr(trial._trial_id, _BULKY_PREFIX + key, value)
+        else:
+            trial.set_user_attr(key, value.value if isinstance(value, TrialStatus) else value)
 
 
 def write_status(trial: Any, status: TrialStatus, **attrs: Any) -> None:
@@ -205,7 +236,10 @@ def write_status(trial: Any, status: TrialStatus, **attrs: Any) -> None:
 def write_stored_trial(storage: Any, trial_id: int, attrs: Mapping[str, Any]) -> None:
     """Store ``attrs`` on a trial through its storage (a trial not running in this process)."""
     for key, value in attrs.items():
-        storage.set_trial_user_attr(trial_id, key, value)
+        if _is_bulky(value):
+            storage.set_trial_system_attr(trial_id, _BULKY_PREFIX + key, value)
+        else:
+            storage.set_trial_user_attr(trial_id, key, value)
 
 
 def enqueued(
