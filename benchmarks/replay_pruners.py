@@ -248,11 +248,18 @@ def tables(rows: list[dict[str, Any]]) -> str:
         if mine is None or base is None:
             continue
         optuna_rows = [(m, table[(w, m)]) for m in OPTUNA if (w, m) in table]
-        best_name, best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"]))
+        if optuna_rows:
+            best_name, best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"]))
+            vs_optuna = (
+                f"{best_name} ({best['hits']}/{best['seeds']}, {_fmt(best['cost'])}) "
+                f"| {_ratio(mine['cost'], best['cost'])}"
+            )
+        else:
+            vs_optuna = "not run | –"
         lines.append(
             f"| {w} | {eps} | {mine['hits']}/{mine['seeds']} / {base['hits']}/{base['seeds']} "
             f"| {_fmt(mine['cost'])} / {_fmt(base['cost'])} | {_ratio(mine['cost'], base['cost'])} "
-            f"| {best_name} ({best['hits']}/{best['seeds']}, {_fmt(best['cost'])}) | {_ratio(mine['cost'], best['cost'])} "
+            f"| {vs_optuna} "
             f"| {mine['stopped']:.0%} | {mine['near_stopped']:.0%} ({mine['near_forecast_stopped']:.0%}) |"
         )
     return "\n".join(lines)
