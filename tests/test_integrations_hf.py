@@ -315,7 +315,7 @@ def test_a_trainer_script_study_end_to_end(tmp_path: Path) -> None:
     for t in trials:
         recipe = Recipe.from_dict(TrialRecord.of(t).attrs["recipe"])
         curve = TrialRecord.of(t).attrs["curve"]
-        assert "lr_schedule" in t.user_attrs
+        assert "lr_schedule" in TrialRecord.of(t).attrs
         assert curve["samples"] == [s * recipe.effective_batch_size for s in curve["step"]]
         assert _close(curve["lr"], [recipe.lr_per_step[s - 1] for s in curve["step"]])
     assert not any((tmp_path / "ckpt").rglob("*.safetensors"))  # finished trials keep no checkpoints

@@ -63,7 +63,7 @@ def test_kinds_and_paths_read_from_the_url() -> None:
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])
 def test_embedded_storages_open_in_a_new_directory_and_hold_a_study(tmp_path: Path, kind: str) -> None:
     url = f"sqlite:///{tmp_path}/new/s.db" if kind == "sqlite" else f"journal:///{tmp_path}/new/j.log"
-    storage = open_storage(url, heartbeat_interval=None)
+    storage = open_storage(url, heartbeat_interval=None, create=True)
     optuna.create_study(study_name="s", storage=storage).optimize(
         lambda t: t.suggest_float("x", 0, 1), n_trials=2
     )

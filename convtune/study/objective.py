@@ -552,7 +552,8 @@ def compact_curve(history: list[Any], metric: str, points: int = CURVE_POINTS) -
         "seconds": [round(p.seconds, 4) for p in history],
         "metric": [p.metrics.get(metric) for p in history],
         "train_loss": [_maybe_shown(p.train_loss) for p in history],
-        "lr": [_maybe_shown(p.lr) for p in history],
+        # Exact: an export is checked step for step against the LR the trial recorded.
+        "lr": [p.lr for p in history],
     }
 
 
