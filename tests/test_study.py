@@ -12,6 +12,7 @@ from optuna.trial import TrialState
 from services import postgres_url
 from specs import digits_spec
 
+from convtune.config.record import TrialRecord
 from convtune.config.spec import StudySpec, load_spec
 from convtune.errors import ConfigError
 from convtune.report.best import measured_best
@@ -79,7 +80,7 @@ def test_trial_attributes_describe_the_run(tmp_path: Path) -> None:
     create_study("attrs", tiny_spec(), url).enqueue_trial({"peak_lr": 3.0e-2})
     study = run_study("attrs", n_trials=1, storage=url)
     trial = study.trials[0]
-    attrs = trial.user_attrs
+    attrs = TrialRecord.of(trial).attrs  # bulky values (recipe, curve) sit in system attrs
     assert attrs["effective_batch_size"] == 32
     assert attrs["total_steps"] == 8192 // 32
     assert attrs["recipe"]["peak_lr"] == pytest.approx(3.0e-2)
