@@ -10,6 +10,7 @@ thread count, and how the first cause is picked out of several ranks' failures.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import os
 import secrets
@@ -208,7 +209,7 @@ def _first_cause(failures: list[_Failure]) -> str:
     return chosen.description
 
 
-class LaunchedExecutor:
+class LaunchedExecutor(abc.ABC):
     """An :class:`~convtune.execution.executor.Executor` whose trials run in launched processes.
 
     Subclasses implement ``_run_trial`` (and ``_abort``, to stop at once on Ctrl-C).
@@ -241,12 +242,13 @@ class LaunchedExecutor:
             self._abort()
             raise
 
+    @abc.abstractmethod
     def _run_trial(
         self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]
     ) -> RunResult:
-        raise NotImplementedError
+        """Launch (or reuse) the ranks for one trial and stream its records: each executor's own."""
 
-    def _abort(self) -> None:
+    def _abort(self) -> None:  # noqa: B027 - optional hook: an executor with nothing running keeps it
         """Stop whatever this executor launched, now."""
 
     def peak_rss_mb(self) -> float:
