@@ -5,7 +5,7 @@ use it.
 """
 
 from convtune.curves._calibration import CrossingCalibration
-from convtune.curves._forecast import Forecast, forecast_time_to_target
+from convtune.curves._forecast import Forecast, ForecastOptions, forecast_time_to_target
 from convtune.curves._measure import time_to_target
 from convtune.curves._models import ANNEAL_MEMORY, annealing_areas
 from convtune.curves._prior import CurveFit, CurvePrior, fit_curve, fit_prior
@@ -17,6 +17,7 @@ __all__ = [
     "CurveFit",
     "CurvePrior",
     "Forecast",
+    "ForecastOptions",
     "LRSchedule",
     "annealing_areas",
     "fit_curve",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -532,18 +532,28 @@ def raw_forecast(
     return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, model, n, level)
 
 
+class ForecastOptions(TypedDict, total=False):
+    """What a forecast may know besides the curve (keywords of :func:`forecast_time_to_target`
+    and :func:`raw_forecast`)."""
+
+    schedule: LRSchedule | None
+    prior: CurvePrior | None
+    horizon: float | None
+    level: float
+
+
 def forecast_time_to_target(
     costs: Sequence[float] | np.ndarray,
     values: Sequence[float] | np.ndarray,
     target: Target | str,
     *,
-    schedule: LRSchedule | None = None,
-    prior: CurvePrior | None = None,
-    horizon: float | None = None,
-    level: float = 0.8,
     calibration: CrossingCalibration | None = None,
+    **options: Unpack[ForecastOptions],
 ) -> Forecast:
     """Forecast the cost at which a curve seen up to now will reach ``target``.
+
+    Keywords (:class:`ForecastOptions`, all optional): ``schedule``, ``prior``, ``horizon`` and
+    ``level`` (of the interval ``low``..``high``, default 0.8), as below.
 
     With the trial's ``schedule`` (its LR over the whole planned run) the ensemble includes
     the LR-annealing law, ``L = L0 + A * S1**-alpha - C * S2`` (Tissue et al. 2024): the loss
@@ -568,5 +578,4 @@ def forecast_time_to_target(
         >>> f.reached, f.low < 2500 < f.high, f.probability_before(f.high) >= 0.8
         (False, True, True)
     """
-    raw = raw_forecast(costs, values, target, schedule=schedule, prior=prior, horizon=horizon, level=level)
-    return raw.calibrated(calibration)
+    return raw_forecast(costs, values, target, **options).calibrated(calibration)

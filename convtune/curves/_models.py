@@ -255,7 +255,7 @@ def fit_power(basis: Basis, y: np.ndarray, sigma: float, prior: PriorTerms | Non
         r = _power_residuals_batch(theta, *args)
         return np.sum(r * r, axis=1)
 
-    best = _profile_best(design_at, _ALPHA_GRID, y, w, lower, upper, prior_rows, full_cost, span)
+    best = _Profile(y, w, lower, upper, prior_rows, full_cost, span).best(design_at, _ALPHA_GRID)
     if best is None:
         best = _clip_inside(np.array([float(np.mean(y)), 1e-6 * span, _WEAK_ALPHA[0], 0.0][:p]), lower, upper)
     if pw[1] > 0:
@@ -275,90 +275,85 @@ def _batched_lstsq(design: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return np.einsum("kpn,kn->kp", np.linalg.pinv(design, rcond=1e-10), rhs)
 
 
-def _profile_candidates(
-    design: np.ndarray,
-    grid: np.ndarray,
-    y: np.ndarray,
-    w: float,
-    lower: np.ndarray,
-    upper: np.ndarray,
-    prior_rows: tuple[np.ndarray, np.ndarray] | None,
-    full_cost: Any,
-    span: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """For each ``grid[k]``: the best feasible ``(L0, A, g[, C])`` and its cost (``inf``: none).
+@dataclass(frozen=True)
+class _Profile:
+    """A fit by variable projection: for each value of the nonlinear parameter ``g`` (an
+    exponent or a rate) the linear ones ``(L0, A[, C])`` are solved exactly, for all values at
+    once. ``full_cost`` scores rows of parameters ``(L0, A, g[, C])`` (data and prior terms);
+    ``prior_rows`` are the prior's linear beliefs as extra least-squares rows."""
 
-    ``design[k]`` holds the columns multiplying ``(L0, A[, C])`` at ``grid[k]``. Each value is
-    solved freely, with ``C`` at its bound 0, and with ``L0`` at its lower bound (the bounds that
-    bind in practice: a floor far below the data is how a nearly log-linear curve is fitted).
-    """
-    k, n, n_lin = design.shape
-    with_c = n_lin == 3
-    variants = [(f, c) for f in (False, True) for c in ((False, True) if with_c else (False,))]
-    thetas = []
-    for fix_l0, no_c in variants:
-        keep = [j for j in range(n_lin) if not (fix_l0 and j == 0) and not (no_c and j == 2)]
-        d = design[:, :, keep] * w
-        rhs = np.broadcast_to(((y - lower[0]) if fix_l0 else y) * w, (k, n))
-        if prior_rows is not None:
-            pr, pv = prior_rows
-            pv = pv - pr[:, 0] * lower[0] if fix_l0 else pv
-            pr = pr[:, keep]
-            used = np.any(pr != 0, axis=1)
-            if used.any():
-                d = np.concatenate([d, np.broadcast_to(pr[used], (k, *pr[used].shape))], axis=1)
-                rhs = np.concatenate([rhs, np.broadcast_to(pv[used], (k, int(used.sum())))], axis=1)
-        full = np.zeros((k, n_lin))
-        full[:, keep] = _batched_lstsq(d, rhs)
-        if fix_l0:
-            full[:, 0] = lower[0]
-        theta = np.column_stack([full[:, 0], full[:, 1], grid] + ([full[:, 2]] if with_c else []))
-        thetas.append(theta)
-    theta = np.stack(thetas)  # (variants, k, p)
-    tol = 1e-9 * max(span, 1e-300)
-    ok = np.all(np.isfinite(theta), axis=2) & (theta[:, :, 1] > tol)
-    ok &= np.all((theta >= lower - tol) & (theta <= upper + tol), axis=2)
-    theta = _clip_inside(np.where(ok[:, :, None], theta, (lower + np.minimum(upper, lower + 1.0)) / 2), lower, upper)
-    cost = np.where(ok, full_cost(theta.reshape(-1, theta.shape[2])).reshape(ok.shape), np.inf)
-    pick = np.argmin(cost, axis=0)
-    cols = np.arange(k)
-    return theta[pick, cols], cost[pick, cols]
+    y: np.ndarray
+    w: float
+    lower: np.ndarray
+    upper: np.ndarray
+    prior_rows: tuple[np.ndarray, np.ndarray] | None
+    full_cost: Any
+    span: float
 
+    def candidates(self, design: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each ``grid[k]``: the best feasible ``(L0, A, g[, C])`` and its cost (``inf``: none).
 
-def _profile_best(
-    design_at: Any,
-    grid: np.ndarray,
-    y: np.ndarray,
-    w: float,
-    lower: np.ndarray,
-    upper: np.ndarray,
-    prior_rows: tuple[np.ndarray, np.ndarray] | None,
-    full_cost: Any,
-    span: float,
-) -> np.ndarray | None:
-    """The best parameters with the nonlinear one on ``grid``, then refined between grid points
-    by a parabola in its logarithm; ``None`` when no grid value gives a feasible fit."""
-    rest = (y, w, lower, upper, prior_rows, full_cost, span)
-    theta, cost = _profile_candidates(design_at(grid), grid, *rest)
-    i = int(np.argmin(cost))
-    if not math.isfinite(float(cost[i])):
-        return None
-    best = theta[i]
-    if 0 < i < grid.size - 1 and np.all(np.isfinite(cost[i - 1 : i + 2])):
-        x, c = np.log(grid[i - 1 : i + 2]), cost[i - 1 : i + 2]
-        curvature = c[0] - 2.0 * c[1] + c[2]
-        if curvature > 0:
-            at = x[1] + 0.5 * (x[1] - x[0]) * (c[0] - c[2]) / curvature
-            g = np.exp(np.clip([at], x[0], x[2]))
-            t2, c2 = _profile_candidates(design_at(g), g, *rest)
-            if c2[0] < cost[i]:
-                best = t2[0]
-    return best
+        ``design[k]`` holds the columns multiplying ``(L0, A[, C])`` at ``grid[k]``. Each value
+        is solved freely, with ``C`` at its bound 0, and with ``L0`` at its lower bound (the
+        bounds that bind in practice: a floor far below the data is how a nearly log-linear
+        curve is fitted).
+        """
+        y, w, lower, upper = self.y, self.w, self.lower, self.upper
+        k, n, n_lin = design.shape
+        with_c = n_lin == 3
+        variants = [(f, c) for f in (False, True) for c in ((False, True) if with_c else (False,))]
+        thetas = []
+        for fix_l0, no_c in variants:
+            keep = [j for j in range(n_lin) if not (fix_l0 and j == 0) and not (no_c and j == 2)]
+            d = design[:, :, keep] * w
+            rhs = np.broadcast_to(((y - lower[0]) if fix_l0 else y) * w, (k, n))
+            if self.prior_rows is not None:
+                pr, pv = self.prior_rows
+                pv = pv - pr[:, 0] * lower[0] if fix_l0 else pv
+                pr = pr[:, keep]
+                used = np.any(pr != 0, axis=1)
+                if used.any():
+                    d = np.concatenate([d, np.broadcast_to(pr[used], (k, *pr[used].shape))], axis=1)
+                    rhs = np.concatenate([rhs, np.broadcast_to(pv[used], (k, int(used.sum())))], axis=1)
+            full = np.zeros((k, n_lin))
+            full[:, keep] = _batched_lstsq(d, rhs)
+            if fix_l0:
+                full[:, 0] = lower[0]
+            thetas.append(np.column_stack([full[:, 0], full[:, 1], grid] + ([full[:, 2]] if with_c else [])))
+        theta = np.stack(thetas)  # (variants, k, p)
+        tol = 1e-9 * max(self.span, 1e-300)
+        ok = np.all(np.isfinite(theta), axis=2) & (theta[:, :, 1] > tol)
+        ok &= np.all((theta >= lower - tol) & (theta <= upper + tol), axis=2)
+        placeholder = (lower + np.minimum(upper, lower + 1.0)) / 2
+        theta = _clip_inside(np.where(ok[:, :, None], theta, placeholder), lower, upper)
+        cost = np.where(ok, self.full_cost(theta.reshape(-1, theta.shape[2])).reshape(ok.shape), np.inf)
+        pick = np.argmin(cost, axis=0)
+        cols = np.arange(k)
+        return theta[pick, cols], cost[pick, cols]
+
+    def best(self, design_at: Any, grid: np.ndarray) -> np.ndarray | None:
+        """The best parameters with ``g`` on ``grid``, refined between grid points by a parabola
+        in ``log g``; ``None`` when no grid value gives a feasible fit."""
+        theta, cost = self.candidates(design_at(grid), grid)
+        i = int(np.argmin(cost))
+        if not math.isfinite(float(cost[i])):
+            return None
+        best = theta[i]
+        if 0 < i < grid.size - 1 and np.all(np.isfinite(cost[i - 1 : i + 2])):
+            x, c = np.log(grid[i - 1 : i + 2]), cost[i - 1 : i + 2]
+            curvature = c[0] - 2.0 * c[1] + c[2]
+            if curvature > 0:
+                at = x[1] + 0.5 * (x[1] - x[0]) * (c[0] - c[2]) / curvature
+                g = np.exp(np.clip([at], x[0], x[2]))
+                t2, c2 = self.candidates(design_at(g), g)
+                if c2[0] < cost[i]:
+                    best = t2[0]
+        return best
 
 
 def _solve(fun: Any, x0: np.ndarray, jac: Any, lower: np.ndarray, upper: np.ndarray, args: tuple = ()) -> Any:
-    """Bounded least squares as both curve models run it: a few dozen evaluations at most,
-    since a forecast is fitted on every report of every trial."""
+    """Bounded least squares from a close start: a few evaluations at most, since a forecast is
+    fitted on every report of every trial."""
     return least_squares(
         fun,
         x0,
@@ -383,7 +378,6 @@ def _power_residuals(th, u, v, y, w, pm, pw, lnr1, r2):  # noqa: ANN001, ANN202
         abs_params.append(th[3] / r2)
     prior = (np.asarray(abs_params) - pm) * pw
     return np.concatenate([(pred - y) * w, prior])
-
 
 
 def _power_residuals_batch(th, u, v, y, w, pm, pw, lnr1, r2):  # noqa: ANN001, ANN202
@@ -431,7 +425,7 @@ def fit_exp(basis: Basis, y: np.ndarray, sigma: float) -> Fit:
         r = (_exp_predict(theta, u) - y[None, :]) * w
         return np.sum(r * r, axis=1)
 
-    theta = _profile_best(design_at, _EXP_GRID, y, w, lower, upper, None, full_cost, span)
+    theta = _Profile(y, w, lower, upper, None, full_cost, span).best(design_at, _EXP_GRID)
     if theta is None:
         theta = _clip_inside(np.array([float(np.mean(y)), 1e-6 * span, 1.0]), lower, upper)
     e = np.exp(-theta[2] * u)
