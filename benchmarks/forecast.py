@@ -56,8 +56,8 @@ from scipy.optimize import least_squares
 
 from convtune.config.target import Target
 from convtune.curves import LRSchedule, time_to_target
-from convtune.curves._calibration import CrossingCalibration, ahead
-from convtune.curves._forecast import Forecast, RawForecast, raw_forecast
+from convtune.curves._calibration import CrossingCalibration, ahead, fit_threshold
+from convtune.curves._forecast import Forecast, RawForecast, point_estimate, raw_forecast
 
 HERE = Path(__file__).resolve().parent
 HOME_FILE = HERE / "data" / "curves.jsonl"
@@ -285,7 +285,7 @@ def _code_digest() -> str:
         fc._warmup_end,
     ):
         h.update(inspect.getsource(fn).encode())
-    calibrated_stage = ("_ESTIMATE_QUANTILE", "_N_KNOTS")
+    calibrated_stage = ("_N_KNOTS",)
     consts = {k: v for k, v in vars(fc).items() if k[1:].isupper() and k not in calibrated_stage}
     h.update(repr(sorted((k, repr(v)) for k, v in consts.items())).encode())
     return h.hexdigest()[:12]
@@ -381,7 +381,50 @@ def fit_calibration(cases: list[Case], method: str, fitted_on: list[str]) -> Cro
         raw += list(p)
         outcome += list(y)
         weight += [1.0 / per_workload[wl]] * p.size
-    return CrossingCalibration.fit(keys, raw, outcome, weight, fitted_on=sorted(fitted_on))
+    cal = CrossingCalibration.fit(keys, raw, outcome, weight, fitted_on=sorted(fitted_on))
+    return CrossingCalibration(cal.maps, cal.fitted_on, fit_thresholds(cases, method, cal))
+
+
+def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, float]:
+    """Per situation (and pooled per head), the reach threshold of :func:`fit_threshold`: the
+    largest under which at most 5% of the fitting cases that reach later (each workload weighing
+    the same) are called "never"."""
+    records: list[tuple[str, str, float, bool, bool]] = []
+    for case in cases:
+        r = case.raw[method]
+        if r.final is not None or not math.isfinite(case.truth):
+            continue
+        f = r.calibrated(cal)
+        costs, probs = np.asarray(f.cdf_costs), np.asarray(f.cdf_probs)
+        conditional = point_estimate(costs, probs, f.probability, 0.0)
+        called = point_estimate(costs, probs, f.probability, math.inf)
+        records.append(
+            (
+                case.workload,
+                r.key,
+                f.probability,
+                not called <= 2 * case.truth,
+                not conditional <= 2 * case.truth,
+            )
+        )
+    out: dict[str, float] = {}
+    groups: dict[str, list[tuple[str, str, float, bool, bool]]] = defaultdict(list)
+    for rec in records:
+        groups[rec[1]].append(rec)
+        groups[rec[1].split(":")[0] + ":all"].append(rec)
+    for key, recs in groups.items():
+        if len(recs) < 30:
+            continue
+        count: dict[str, int] = defaultdict(int)
+        for rec in recs:
+            count[rec[0]] += 1
+        out[key] = fit_threshold(
+            [rec[2] for rec in recs],
+            [rec[3] for rec in recs],
+            [rec[4] for rec in recs],
+            [1.0 / count[rec[0]] for rec in recs],
+        )
+    return out
 
 
 # ---- scoring ----------------------------------------------------------------------------------
@@ -591,7 +634,9 @@ def main(argv: list[str] | None = None) -> int:
         blind = fit_calibration(cases, "convtune-blind", [])
         maps = dict(cal.maps)
         maps.update({k: v for k, v in blind.maps.items() if k.startswith("blind")})
-        CrossingCalibration(maps, cal.fitted_on).save(args.write_calibration)
+        thresholds = {k: v for k, v in cal.thresholds.items() if k.startswith("sched")}
+        thresholds.update({k: v for k, v in blind.thresholds.items() if k.startswith("blind")})
+        CrossingCalibration(maps, cal.fitted_on, thresholds).save(args.write_calibration)
         print(f"wrote {args.write_calibration}", file=sys.stderr)
         return 0
     names = [w.name for w in workloads if not w.home or args.dev_home]

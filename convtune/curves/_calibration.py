@@ -39,6 +39,13 @@ AHEAD_EDGES = (0.5, 1.0 - 1e-9)
 # Raw probabilities are pooled into at most this many bins before the isotonic fit: it keeps
 # the shipped table small and the map smooth where data are sparse.
 _MAX_BINS = 40
+# A forecast calls a curve "not within the run" when its calibrated chance of reaching by the
+# planned end is below a threshold, fitted per situation as the largest one under which at most
+# this share of the fitting curves that do reach later were called "never" (issue 16: "never"
+# only when the data say so). Without a fitted threshold, DEFAULT_THRESHOLD applies.
+MAX_NEVER = 0.05
+DEFAULT_THRESHOLD = 0.3
+_THRESHOLD_GRID = np.round(np.arange(0.0, 0.605, 0.01), 2)
 
 
 def situation(schedule_known: bool, progress: float | None) -> str:
@@ -80,6 +87,16 @@ class CrossingCalibration:
 
     maps: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     fitted_on: tuple[str, ...] = ()
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+
+    def threshold(self, key: str) -> float:
+        """The reach threshold of situation ``key`` (its own, else its head's ``:all``, else
+        :data:`DEFAULT_THRESHOLD`): below it the forecast says "not within the run"."""
+        bare = key.partition("@")[0]
+        for k in (bare, f"{bare.split(':')[0]}:all"):
+            if k in self.thresholds:
+                return float(self.thresholds[k])
+        return DEFAULT_THRESHOLD
 
     def apply(self, key: str, p: float | np.ndarray) -> np.ndarray:
         knots = None
@@ -98,6 +115,7 @@ class CrossingCalibration:
     def to_dict(self) -> dict[str, Any]:
         return {
             "fitted_on": list(self.fitted_on),
+            "thresholds": {k: round(float(v), 4) for k, v in sorted(self.thresholds.items())},
             "progress_edges": list(PROGRESS_EDGES),
             "ahead_edges": list(AHEAD_EDGES),
             "maps": {
@@ -112,7 +130,8 @@ class CrossingCalibration:
             str(k): (np.asarray(v["x"], dtype=float), np.asarray(v["y"], dtype=float))
             for k, v in data.get("maps", {}).items()
         }
-        return cls(maps, tuple(data.get("fitted_on", ())))
+        thresholds = {str(k): float(v) for k, v in data.get("thresholds", {}).items()}
+        return cls(maps, tuple(data.get("fitted_on", ())), thresholds)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
@@ -157,6 +176,36 @@ class CrossingCalibration:
             if np.count_nonzero(sel) >= 50:
                 maps[str(key)] = _isotonic_map(p[sel], y[sel], w[sel])
         return cls(maps, tuple(fitted_on))
+
+
+def fit_threshold(
+    prob: Sequence[float] | np.ndarray,
+    never_if_called: Sequence[bool] | np.ndarray,
+    never_otherwise: Sequence[bool] | np.ndarray,
+    weight: Sequence[float] | np.ndarray | None = None,
+    *,
+    max_never: float = MAX_NEVER,
+) -> float:
+    """The largest reach threshold under which at most ``max_never`` of reaching curves get "never".
+
+    One record per forecast of a curve that reached later in its planned run: its calibrated
+    ``prob`` of reaching by the planned end, and whether its point estimate would count as
+    "never" (beyond twice the true crossing) if it were called "not within the run"
+    (``prob < threshold``) or otherwise. ``weight`` lets each workload count equally (a pooled
+    share: it came out ahead of a median over workloads, which let the threshold climb until
+    half of the workloads were at the limit; measured leave-one-workload-out).
+    """
+    p = np.asarray(prob, dtype=float)
+    a = np.asarray(never_if_called, dtype=float)
+    b = np.asarray(never_otherwise, dtype=float)
+    w = np.ones_like(p) if weight is None else np.asarray(weight, dtype=float)
+    total = float(np.sum(w))
+    if p.size == 0 or not total > 0:
+        return DEFAULT_THRESHOLD
+    for tau in _THRESHOLD_GRID[::-1]:
+        if float(np.sum(w * np.where(p < tau, a, b))) / total <= max_never:
+            return float(tau)
+    return 0.0
 
 
 def _isotonic_map(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

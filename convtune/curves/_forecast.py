@@ -54,10 +54,6 @@ _DEFENSIVE_REACH = 40.0
 # Share of draws from the recent trend (a line in log cost through the last _LOCAL_POINTS).
 _LOCAL_SHARE = 0.25
 _LOCAL_POINTS = 4
-# The point estimate is this quantile of the calibrated crossing distribution. With reaching
-# at all typically 50-70% likely, it is near the median crossing *given* that the curve
-# reaches; chosen on the home workloads (charlm, digits), never on a reported one.
-_ESTIMATE_QUANTILE = 0.3
 # Knots of the stored crossing distribution (cost, probability of having crossed by then).
 _N_KNOTS = 20
 
@@ -66,9 +62,12 @@ _N_KNOTS = 20
 class Forecast:
     """Where a curve is forecast to cross its target, in the curve's cost unit.
 
-    ``estimate`` is the cost by which the crossing has come with probability 0.3, close to the
-    median crossing given that the curve reaches (``math.inf``: reaching is less likely than
-    that; :meth:`quantile` gives any other, e.g. the unconditional median ``quantile(0.5)``),
+    ``estimate`` is the median crossing given that the curve reaches within the planned run
+    (without a horizon: at all) when that is likely enough (``probability`` at or above the
+    calibration's reach threshold for the situation, fitted so that curves which do reach are
+    rarely called "never"); otherwise the curve is called "not within the run" and ``estimate``
+    lies beyond the horizon (the median of the later crossings, ``math.inf`` if none);
+    :meth:`quantile` gives any quantile of the unconditional distribution.
     ``low``/``high`` bound it with probability ``level`` (``high`` is often ``inf``),
     ``probability`` is the chance of reaching within the planned run (the horizon; without one,
     at all), ``reached`` means the curve already crossed (then ``estimate == low == high`` is
@@ -193,6 +192,23 @@ def _inverse(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
     p0, p1 = float(probs[i - 1]), float(probs[i])
     frac = (q - p0) / (p1 - p0) if p1 > p0 else 1.0
     return float(costs[i - 1] + frac * (costs[i] - costs[i - 1]))
+
+
+def point_estimate(costs: np.ndarray, probs: np.ndarray, probability: float, threshold: float) -> float:
+    """The point estimate of a crossing distribution (knots ``costs``, ``probs``).
+
+    ``probability`` is the chance of crossing by the planned end (without one: at all). At or
+    above ``threshold`` the estimate is the median crossing *given* that it comes by then (where
+    it comes if it comes: what a time-to-target is compared on); below it the curve is called
+    "not within the run" and the estimate is the median crossing given that it comes later, or
+    ``inf`` when the distribution holds no later crossing.
+    """
+    if probability > 0 and probability >= threshold:
+        return _inverse(costs, probs, 0.5 * probability)
+    reach = float(probs[-1]) if probs.size else 0.0
+    if not reach > probability:
+        return math.inf
+    return _inverse(costs, probs, 0.5 * (probability + reach))
 
 
 def _hopeless(level: float, n: int) -> Forecast:
@@ -334,9 +350,6 @@ class RawForecast:
         probs = np.maximum.accumulate(mapped)
         probs[0] = 0.0
         tail = 0.5 * (1.0 - self.level)
-        estimate = _inverse(costs, probs, _ESTIMATE_QUANTILE)
-        low = max(_inverse(costs, probs, tail), self.c_last)
-        high = _inverse(costs, probs, 1.0 - tail)
         if self.horizon is not None:
             probability = (
                 float(np.interp(self.horizon, costs, probs))
@@ -345,6 +358,9 @@ class RawForecast:
             )
         else:
             probability = float(probs[-1])
+        estimate = point_estimate(costs, probs, probability, cal.threshold(self.key))
+        low = max(_inverse(costs, probs, tail), self.c_last)
+        high = _inverse(costs, probs, 1.0 - tail)
         return Forecast(
             estimate=estimate,
             low=min(low, estimate),
