@@ -188,11 +188,14 @@ def test_cyclic_schedule_given_tracks_the_cycles() -> None:
     seen = steps <= 0.6 * true
     aware = forecast_time_to_target(steps[seen], values[seen], target, schedule=schedule)
     blind = forecast_time_to_target(steps[seen], values[seen], target)
-    # From 60% of the crossing, a fourth of the way into the cycles: closer than blind, and
-    # inside its interval, though no longer within 25% (the estimate is a calibrated quantile).
-    assert aware.estimate == pytest.approx(true, rel=0.5)
-    assert aware.low <= true <= aware.high
-    assert abs(math.log(aware.estimate / true)) < abs(math.log(blind.estimate / true))
+    # From 60% of the crossing, a fourth of the way into the cycles: the crossing could come at
+    # this descent or a later one (the distribution is bimodal, so its median sits between
+    # the troughs); knowing the cycles puts more probability on this descent than blind, and
+    # the interval holds the truth.
+    assert math.isfinite(aware.estimate) and aware.low <= true <= aware.high
+    near = (0.8 * true, 1.25 * true)
+    gain = [f.probability_before(near[1]) - f.probability_before(near[0]) for f in (aware, blind)]
+    assert gain[0] > gain[1] + 0.03
 
 
 def test_lr_schedule_roundtrip_and_compaction() -> None:
