@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from convtune.curves import CrossingCalibration, Forecast, LRSchedule, forecast_time_to_target, time_to_target
-from convtune.curves._calibration import ahead
+from convtune.curves._calibration import ahead, fit_threshold
 from convtune.curves._forecast import raw_forecast
+from convtune.curves._models import blind_basis, fit_exp, fit_power, predict
 
 HORIZON = 20_000.0
 EVERY = 500.0
@@ -157,3 +158,76 @@ def test_a_calibration_table_survives_json() -> None:
     p = np.linspace(0, 1, 11)
     assert np.allclose(back.apply("sched:1", p), cal.apply("sched:1", p), atol=1e-4)
     assert np.all(np.diff(cal.apply("sched:1", p)) >= 0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "truth"),
+    [
+        ("power", (0.5, 3.0, 0.7)),
+        ("power", (-2.0, 5.0, 0.05)),
+        ("exp", (0.4, 2.5, 2.0)),
+        ("exp", (1.0, 0.5, 0.2)),
+    ],
+)
+def test_the_profiled_fit_recovers_a_noiseless_curve(kind: str, truth: tuple[float, float, float]) -> None:
+    # The fit profiles the exponent (rate) on a grid and solves the linear parameters exactly:
+    # on a noiseless curve of its own family it must land on the curve, even where the
+    # parameters sit far from the grid (a tiny exponent: a nearly log-linear curve).
+    c = np.linspace(200.0, 5000.0, 12)
+    basis = blind_basis(c, float(c[-1]), 20_000.0, kind)
+    y = predict(kind, np.array(truth), basis.u_obs, None)
+    fit = (fit_exp if kind == "exp" else fit_power)(basis, y, 1e-3 * float(np.ptp(y)))
+    ahead = predict(kind, fit.theta, basis.u_grid, None)
+    expected = predict(kind, np.array(truth), basis.u_grid, None)
+    assert np.max(np.abs(predict(kind, fit.theta, basis.u_obs, None) - y)) < 0.01 * np.ptp(y)
+    assert np.max(np.abs(ahead - expected)[basis.grid <= 2 * c[-1]]) < 0.05 * np.ptp(y)
+
+
+def test_the_reach_threshold_is_the_largest_that_keeps_never_rare() -> None:
+    # Reaching curves with probabilities 0.05..0.95: called "not within the run" below the
+    # threshold, which makes them "never"; above it their estimate is right.
+    prob = np.linspace(0.05, 0.95, 19)
+    called, otherwise = np.ones(19, bool), np.zeros(19, bool)
+    assert fit_threshold(prob, called, otherwise, max_never=0.0) == pytest.approx(0.05)
+    # 2 of 19 below 0.15 (10.5%) is too many for 10%; 1 of 19 below 0.10 is allowed.
+    assert fit_threshold(prob, called, otherwise, max_never=0.1) == pytest.approx(0.10)
+    # Weights: the first curve counts for nothing, so the next one may be called too.
+    w = np.ones(19)
+    w[0] = 0.0
+    assert fit_threshold(prob, called, otherwise, w, max_never=0.06) == pytest.approx(0.15)
+
+
+def test_the_estimate_is_within_the_run_exactly_when_reaching_is_likely_enough() -> None:
+    c = evals()
+    y = power_curve(c) + np.random.default_rng(5).normal(0, 0.01, c.size)
+    seen = c <= 0.25 * HORIZON
+    target = f"val_loss<={float(np.interp(0.7 * HORIZON, c, power_curve(c))):.6f}"
+    raw = raw_forecast(c[seen], y[seen], target, horizon=HORIZON)
+    f = raw.calibrated(CrossingCalibration())
+    assert 0.0 < f.probability < 1.0
+    lenient = raw.calibrated(CrossingCalibration(thresholds={raw.key: f.probability - 0.01}))
+    strict = raw.calibrated(CrossingCalibration(thresholds={raw.key: f.probability + 0.01}))
+    # Likely enough: the median crossing given that it comes within the run.
+    assert lenient.estimate <= HORIZON
+    assert lenient.probability_before(lenient.estimate) == pytest.approx(0.5 * f.probability, abs=1e-6)
+    # Not likely enough: "not within the run", the estimate beyond the horizon (or never).
+    assert not strict.estimate <= HORIZON
+    assert strict.low == lenient.low and strict.high == lenient.high
+
+
+def test_a_late_bloomer_under_a_decaying_lr_is_not_forecast_never() -> None:
+    # The LR-annealing law under a linear decay to zero: the loss keeps falling faster late in
+    # the run, and the target is crossed only in the last fifth.
+    steps = np.arange(1, 20_001)
+    lrs = 1e-3 * (1.0 - steps / 20_001)
+    schedule = LRSchedule.from_steps(lrs, 1)
+    s1 = np.cumsum(lrs) / 1e-3
+    s2 = np.cumsum(np.cumsum(np.full_like(lrs, 1e-3 / 20_001)) / 1e-3)
+    law = 1.0 + 4.0 * (s1 / 500.0) ** -0.4 - 2e-5 * s2
+    c = steps[499::500].astype(float)
+    y = law[499::500]
+    target = f"val_loss<={float(np.interp(0.85 * 20_000, c, y)):.6f}"
+    true = time_to_target(c, y, target)
+    seen = c <= 0.25 * 20_000
+    f = forecast_time_to_target(c[seen], y[seen], target, schedule=schedule)
+    assert math.isfinite(f.estimate) and f.estimate <= 2.0 * true and f.probability >= 0.3
