@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from convtune.curves import CrossingCalibration, Forecast, LRSchedule, forecast_time_to_target, time_to_target
-from convtune.curves._calibration import ahead, fit_threshold
+from convtune.curves._calibration import DEFAULT_THRESHOLD, ahead, fit_threshold
 from convtune.curves._forecast import raw_forecast
 from convtune.curves._models import blind_basis, fit_exp, fit_power, predict
 
@@ -231,3 +231,14 @@ def test_a_late_bloomer_under_a_decaying_lr_is_not_forecast_never() -> None:
     seen = c <= 0.25 * 20_000
     f = forecast_time_to_target(c[seen], y[seen], target, schedule=schedule)
     assert math.isfinite(f.estimate) and f.estimate <= 2.0 * true and f.probability >= 0.3
+
+
+def test_reach_thresholds_survive_json_and_fall_back_to_an_earlier_share_of_the_run() -> None:
+    cal = CrossingCalibration(thresholds={"sched:1": 0.2, "sched:all": 0.05})
+    back = CrossingCalibration.from_dict(json.loads(json.dumps(cal.to_dict())))
+    assert back.threshold("sched:1@0") == pytest.approx(0.2)
+    # Later in the run than any fitted situation: the nearest earlier one.
+    assert back.threshold("sched:3@2") == pytest.approx(0.2)
+    # Earlier: the pooled one; another head: the default.
+    assert back.threshold("sched:0") == pytest.approx(0.05)
+    assert back.threshold("blind:1") == pytest.approx(DEFAULT_THRESHOLD)

@@ -90,10 +90,18 @@ class CrossingCalibration:
     thresholds: Mapping[str, float] = field(default_factory=dict)
 
     def threshold(self, key: str) -> float:
-        """The reach threshold of situation ``key`` (its own, else its head's ``:all``, else
-        :data:`DEFAULT_THRESHOLD`): below it the forecast says "not within the run"."""
+        """The reach threshold of situation ``key``: below it the forecast says "not within the run".
+
+        Its own; for a share of the run never seen in fitting (the last bucket: the benchmark
+        cuts at most half-way), that of the nearest earlier share (a forecast knows no less
+        later in a run); else its head's ``:all``; else :data:`DEFAULT_THRESHOLD`.
+        """
         bare = key.partition("@")[0]
-        for k in (bare, f"{bare.split(':')[0]}:all"):
+        head, _, bucket = bare.partition(":")
+        keys = [bare]
+        if bucket.isdigit():
+            keys += [f"{head}:{i}" for i in range(int(bucket) - 1, -1, -1)]
+        for k in (*keys, f"{head}:all"):
             if k in self.thresholds:
                 return float(self.thresholds[k])
         return DEFAULT_THRESHOLD
