@@ -9,7 +9,9 @@ through a monotone function ``g`` learned on recorded curves: ``P(crossed by t) 
 non-decreasing, ``g(F(t))`` is still a distribution over ``t``.
 
 One map is learned per *situation*: whether the LR schedule is known, and how much of the
-planned run has been seen (a tenth of a run says less than half of one). The shipped table,
+planned run has been seen (a tenth of a run says less than half of one). Each situation also
+has a *reach threshold*: below it a forecast calls the curve "not within the run" (see
+:func:`fit_threshold`). The shipped table,
 ``calibration.json`` beside this module, is regenerated on the recorded curve corpus by::
 
     python benchmarks/forecast.py --write-calibration convtune/curves/calibration.json
