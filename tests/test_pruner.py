@@ -397,3 +397,30 @@ def test_convtune_spec_keys_of_the_equal_cost_rules_are_deprecated_and_run_the_d
         first = copy.deepcopy(near_miss)
         first.intermediate_values = {EVERY: curve(0.0083, EVERY)}  # 20% slower, its first report
         assert pruner.decide(study, first).reason == "warm-up"  # type: ignore[attr-defined]
+
+
+def test_spec_median_pruner_keeps_the_best_trials_of_a_maximised_metric() -> None:
+    # The study minimises time-to-target while trials report accuracy: Optuna's MedianPruner on
+    # the raw values read the study's direction and stopped the *most* accurate trials.
+    from convtune.config.spec import StudySpec
+    from convtune.study import make_pruner
+
+    spec = {"workload": "digits", "space": {"peak_lr": 0.01}, "target": "accuracy>=0.9", "cost": "samples"}
+    pruner = make_pruner(StudySpec.from_dict({**spec, "pruner": "median"}))
+    study = optuna.create_study(pruner=pruner)
+    for level in (0.5, 0.6, 0.7):  # three finished trials, accuracy rising to `level`
+        study.add_trial(
+            optuna.trial.create_trial(
+                value=1e6,
+                intermediate_values={c: level * c / 4096 for c in (1024, 2048, 4096)},
+                distributions={},
+                params={},
+            )
+        )
+    verdicts = {}
+    for accuracy in (0.1, 0.8):  # at 1,024 samples: far behind, and ahead of every finished trial
+        trial = study.ask()
+        trial.report(accuracy, step=1024)
+        verdicts[accuracy] = trial.should_prune()
+        study.tell(trial, state=TrialState.FAIL)
+    assert verdicts == {0.1: True, 0.8: False}
