@@ -12,8 +12,8 @@ processes, keeps their rows in a results file (so a run resumes) and prints the 
   target (seeded brackets: studies are named by seed). Stopped trials keep a checkpoint and a
   repeat of a stopped configuration resumes it (``replay_study(resume=True)``), for every pruner.
 * **Epsilon, left out**: for each workload, epsilon is chosen on the *other* workloads (the
-  largest-saving one that loses at most one seed's hit per workload against no pruning) and
-  reported on the held-out one.
+  largest-saving one that loses at most one seed's hit per workload against no pruning and stops
+  at most epsilon of their near-best trials by a forecast) and reported on the held-out one.
 
 Usage::
 
@@ -189,8 +189,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]
 
 def choose_epsilon(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequence[str]) -> float:
     """On the fitting workloads: the epsilon with the lowest geometric-mean cost ratio to no
-    pruning among those losing at most one seed's hit per workload (the smallest, safest epsilon
-    if none does). A median cost-to-10% that is a miss counts as the whole budget (the study
+    pruning among those losing at most one seed's hit per workload and stopping at most epsilon
+    of the near-best trials by a forecast (the smallest, safest epsilon if none does). A median cost-to-10% that is a miss counts as the whole budget (the study
     spent it without settling on a near-best configuration), so a workload where no pruning
     misses in most seeds still weighs in; ties go to more hits, then the smaller epsilon."""
     best: tuple[float, int, float] | None = None
@@ -201,7 +201,8 @@ def choose_epsilon(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequenc
             base, mine = table.get((w, "tpe/none")), table.get((w, method))
             if base is None or mine is None:
                 continue
-            ok &= mine["hits"] >= base["hits"] - 1
+            # The pruner's promise: at most epsilon of the near-best trials stopped by a forecast.
+            ok &= mine["hits"] >= base["hits"] - 1 and mine["near_forecast_stopped"] <= eps
             hits += mine["hits"]
             budget = float(mine["budget"])
             ratios.append(min(mine["cost"], budget) / min(base["cost"], budget))
@@ -281,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default=str(HERE / "data" / "corpus"), help="folder of grid files")
     parser.add_argument("--workloads", nargs="*", default=None)
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=5, help="seeds 0 … N-1 (run, and shown in the tables)")
     parser.add_argument("--budget", type=float, default=20.0, help="full runs per study")
     parser.add_argument("--reach", type=float, default=0.3, help="share of complete runs reaching the target")
     parser.add_argument("--jobs", type=int, default=1)
@@ -298,7 +299,11 @@ def main(argv: list[str] | None = None) -> int:
         run(args, out)
     rows = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     rows = [
-        r for r in rows if r["budget"] == args.budget and (not args.workloads or r["grid"] in args.workloads)
+        r
+        for r in rows
+        if r["budget"] == args.budget
+        and r["seed"] < args.seeds  # the tables are over seeds 0 … --seeds - 1
+        and (not args.workloads or r["grid"] in args.workloads)
     ]
     print(tables(rows))
     return 0

@@ -11,7 +11,7 @@ import pytest
 from specs import digits_spec
 
 from convtune.config.record import TrialRecord
-from convtune.study import Objective
+from convtune.study import Objective, penalty
 
 SPACE = {
     "peak_lr": {"low": 1.0e-3, "high": 1.0e-1, "log": True},
@@ -54,8 +54,9 @@ def test_a_repeat_of_a_stopped_configuration_trains_on_from_its_checkpoint(tmp_p
     stopped = TrialRecord.of(first)
     assert stopped.status == "stopped"
     assert sorted(first.intermediate_values) == [1024, 2048]
-    # Right-censored: not reached by the 2,048 samples it spent, so its value is at least that.
-    assert first.value is not None and first.value >= 2048 and stopped.attrs["censored_at"] == 2048
+    # Right-censored, not a verdict: at least the 2,048 samples it spent, below any penalty.
+    assert first.value is not None and 2048 <= first.value < penalty(spec, 0.0)
+    assert stopped.attrs["censored_at"] == 2048
     assert (tmp_path / "checkpoints" / study.study_name / "trial-0" / "checkpoint.pt").is_file()
 
     # Within duplicate_tolerance of the stopped trial: not its value again, but a run resumed there.
