@@ -32,7 +32,7 @@ STOP_PROBABILITY_ATTR = "stop_probability"
 """User attr set on every trial the pruner stops: the probability the stop was decided on."""
 STOP_THRESHOLD_ATTR = "stop_threshold"
 """User attr set beside it: the per-rung threshold that probability fell below."""
-DEFAULT_EPSILON = 0.03
+DEFAULT_EPSILON = 0.01
 """The whole-life probability budget of a trial (chosen leave-one-workload-out; docs/benchmarks.md)."""
 
 _CacheKey = tuple[str, int, str]
