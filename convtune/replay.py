@@ -21,6 +21,7 @@ import gzip
 import json
 import math
 import statistics
+import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import optuna
-from optuna.trial import FrozenTrial, TrialState
 
 from convtune.config.recipe import Recipe
 from convtune.config.record import (
@@ -46,7 +46,7 @@ from convtune.config.spec import StudySpec
 from convtune.config.target import Target
 from convtune.curves import time_to_target
 from convtune.errors import ConfigError
-from convtune.pruners import STOP_PROBABILITY_ATTR
+from convtune.pruners import STOP_PROBABILITY_ATTR, GapPruner
 from convtune.training.engine import EngineConfig, Progress, RunResult
 
 GRID_VERSION = 1
@@ -333,6 +333,11 @@ class ReplayExecutor:
     (``stopped``), so does ``config.max_cost`` (``budget``, at the first evaluation at or past
     it) and a non-finite metric or the end of a diverged run (``diverged``). ``last`` holds the
     configuration and recorded seed of the latest run.
+
+    With ``config.checkpoint_dir`` set it checkpoints as the engine does where it matters: a run
+    the caller stops leaves its configuration, recorded seed and position there, and a run
+    started on that directory resumes it, reporting the curve so far again and going on from
+    the stop (a repeat of a stopped configuration, :class:`convtune.study.Objective`).
     """
 
     def __init__(self, grid: str | Path | Grid, *, seed: int = 0) -> None:
@@ -341,9 +346,14 @@ class ReplayExecutor:
         self.last: tuple[ConfigKey, int] | None = None
 
     def run(self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]) -> RunResult:
-        key = self.grid.snap(self.grid.knobs_of(recipe))
-        runs = self.grid.configurations[key]
-        run = runs[int(self._rng.integers(len(runs)))]
+        paused = _load_replay_checkpoint(config.checkpoint_dir)
+        if paused is not None:
+            key = tuple(paused["key"])
+            run = next(r for r in self.grid.configurations[key] if r.seed == paused["seed"])
+        else:
+            key = self.grid.snap(self.grid.knobs_of(recipe))
+            runs = self.grid.configurations[key]
+            run = runs[int(self._rng.integers(len(runs)))]
         self.last = (key, run.seed)
         curve, metric = run.curve, run.metric
         costs = run.costs(config.cost)
@@ -371,6 +381,8 @@ class ReplayExecutor:
                 break
             if stop:
                 result.status, result.reason = "stopped", "stopped by the caller"
+                if config.checkpoint_dir:
+                    _save_replay_checkpoint(config.checkpoint_dir, key, run.seed, i + 1)
                 break
             if record.cost >= config.max_cost:
                 result.status, result.reason = "budget", f"max_cost {config.max_cost:g} reached"
@@ -386,54 +398,21 @@ class ReplayExecutor:
         """Nothing to release: the grid stays loaded for the next study."""
 
 
-# ---- Optuna's pruners on a minimised quantity ---------------------------------------------------
+REPLAY_CHECKPOINT = "replay_checkpoint.json"
+"""The replay's checkpoint file: the paused run's configuration, recorded seed and evaluations."""
 
 
-class GapPruner(optuna.pruners.BasePruner):
-    """An Optuna pruner judging the distance to the target at each evaluation index.
+def _save_replay_checkpoint(directory: str, key: ConfigKey, seed: int, evals: int) -> None:
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / REPLAY_CHECKPOINT).write_text(json.dumps({"key": list(key), "seed": seed, "evals": evals}))
 
-    A convtune study minimises time-to-target while trials report the metric itself (accuracy
-    rises), so Optuna's rung and median pruners, which read the study's direction, would keep
-    the worst trials. This runs ``inner`` on a mirror study (in memory, same name, so
-    Hyperband's brackets follow the study name as they would) in which every trial reports
-    ``target.gap(metric)`` at step = its evaluation index, the use Optuna's pruners are made for
-    (evaluations equally spaced in cost).
-    """
 
-    def __init__(self, inner: optuna.pruners.BasePruner, target: Target) -> None:
-        self.inner = inner
-        self.target = target
-        self._mirror: optuna.Study | None = None
-        self._ids: dict[int, int] = {}  # trial number -> mirror trial id
-        self._done: set[int] = set()
-
-    def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
-        mirror = self._mirror_of(study)
-        for other in study.get_trials(deepcopy=False):
-            self._sync(mirror, other)
-        frozen = mirror._storage.get_trial(self._ids[trial.number])
-        return bool(self.inner.prune(mirror, frozen))
-
-    def _mirror_of(self, study: optuna.Study) -> optuna.Study:
-        if self._mirror is None or self._mirror.study_name != study.study_name:
-            self._mirror = optuna.create_study(study_name=study.study_name, direction="minimize")
-            self._ids, self._done = {}, set()
-        return self._mirror
-
-    def _sync(self, mirror: optuna.Study, trial: FrozenTrial) -> None:
-        storage = mirror._storage
-        if trial.number not in self._ids:
-            self._ids[trial.number] = storage.create_new_trial(mirror._study_id)
-        if trial.number in self._done:
-            return
-        trial_id = self._ids[trial.number]
-        known = storage.get_trial(trial_id).intermediate_values
-        for index, (_, value) in enumerate(sorted(trial.intermediate_values.items()), start=1):
-            if index not in known:
-                storage.set_trial_intermediate_value(trial_id, index, self.target.gap(float(value)))
-        if trial.state.is_finished():
-            storage.set_trial_state_values(trial_id, TrialState.COMPLETE, [float(trial.value or 0.0)])
-            self._done.add(trial.number)
+def _load_replay_checkpoint(directory: str | None) -> dict[str, Any] | None:
+    if not directory:
+        return None
+    path = Path(directory) / REPLAY_CHECKPOINT
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.pruners.BasePruner:
@@ -517,6 +496,7 @@ def replay_study(
     pruner: str = "time_to_target",
     sampler: str = "tpe",
     max_trials: int | None = None,
+    resume: bool = True,
 ) -> dict[str, Any]:
     """Run one seeded study over ``grid`` until ``budget`` full runs are spent; one result row.
 
@@ -525,9 +505,29 @@ def replay_study(
     best is a configuration within 10% of the grid's best true time-to-target), ``cost_to_10``
     (full runs spent when the pick became, for good, such a configuration; ``inf`` on a miss),
     ``stopped_share`` (of trained trials) and ``near_best_stopped_share`` (of trained trials of
-    near-best configurations).
+    near-best configurations). With ``resume`` (the default) stopped trials keep a checkpoint
+    and a repeat of a stopped configuration resumes it, as in a study with ``checkpoint_dir``:
+    only what it trains past the stop is spent again; ``resumed`` counts such trials.
     """
-    from convtune.study.objective import Objective
+    with tempfile.TemporaryDirectory(prefix="convtune-replay-") as checkpoints:
+        if resume and not spec.checkpoint_dir:
+            spec = spec.model_copy(update={"checkpoint_dir": checkpoints})
+        return _replay_study(
+            grid, spec, seed=seed, budget=budget, pruner=pruner, sampler=sampler, max_trials=max_trials
+        )
+
+
+def _replay_study(
+    grid: Grid,
+    spec: StudySpec,
+    *,
+    seed: int,
+    budget: float,
+    pruner: str,
+    sampler: str,
+    max_trials: int | None,
+) -> dict[str, Any]:
+    from convtune.study.objective import RESUMED_AT_ATTR, RESUMED_FROM_ATTR, Objective
 
     target = spec.target_spec
     full_run = grid.full_run(spec.cost)
@@ -576,10 +576,9 @@ def replay_study(
         )
         record = TrialRecord.of(trial)
         if record.status in TRAINED:
-            spent += (
-                float(record.attrs.get("samples" if spec.cost == "samples" else "train_seconds") or 0.0)
-                / full_run
-            )
+            total = float(record.attrs.get("samples" if spec.cost == "samples" else "train_seconds") or 0.0)
+            # A resumed trial's totals include what the stopped trial it continues had spent.
+            spent += (total - float(record.attrs.get(RESUMED_AT_ATTR) or 0.0)) / full_run
         if record.reached and trial.value is not None:
             if measured is None or trial.value < measured[0]:
                 measured = (trial.value, trial.number)
@@ -612,6 +611,7 @@ def replay_study(
         "near_best_trials": len(near),
         "near_best_stopped_share": len(near_stopped) / len(near) if near else 0.0,
         "pick_ratio": truth[pick] / best if pick is not None and best > 0 else math.inf,
+        "resumed": sum(1 for t in trials if t.attrs.get(RESUMED_FROM_ATTR) is not None),
         "stop_probabilities": [t.attrs.get(STOP_PROBABILITY_ATTR) for t in stopped],
         "stop_reasons": [t.reason for t in stopped],
         "near_best_stop_reasons": [t.reason for t in near_stopped],

@@ -7,7 +7,7 @@ import json
 import math
 import multiprocessing
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -139,11 +139,14 @@ def test_default_warm_up_decides_from_the_second_report_when_finished_trials_giv
     assert pruner.decide(study, probe).reason == "warm-up"
     probe.intermediate_values[2 * EVERY] = curve(0.001, 2 * EVERY)
     decision = pruner.decide(study, probe)
-    # From the 2nd report the decision rests on the calibrated chance of reaching the target
-    # by the incumbent's time. Calibrated on recorded curves, that chance keeps a floor above
-    # epsilon / n, so the stop comes from the exact rule once the trial has spent the
-    # incumbent's time: within a few reports, never past it.
-    assert decision.reason != "warm-up" and 0.0 <= decision.probability < 0.05, decision
+    # The 2nd report is the first rung: the decision rests on the calibrated chance of reaching
+    # the target by the incumbent's time, compared with epsilon / (its rungs).
+    assert decision.reason in ("cannot-beat-incumbent", "may-beat-incumbent"), decision
+    assert 0.0 <= decision.probability <= 1.0 and decision.threshold == pytest.approx(pruner.epsilon / 1)
+    assert decision.prune == (decision.probability < decision.threshold)
+    # The 3rd report is between rungs (2,000 · 2 = 4,000 is the next): no forecast-based decision.
+    probe.intermediate_values[3 * EVERY] = curve(0.001, 3 * EVERY)
+    assert pruner.decide(study, probe).reason in ("between-rungs", "cannot-beat-incumbent")
     for i in (3, 4):
         probe.intermediate_values[i * EVERY] = curve(0.001, i * EVERY)
         decision = pruner.decide(study, probe)
@@ -287,30 +290,11 @@ def test_concurrent_workers_decide_as_a_fresh_pruner_would(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     "bad",
-    [{"margin": -1}, {"level": 1.5}, {"max_cost": 0}, {"field_quantile": 1.5}, {"halving_quantile": -0.1}],
+    [{"margin": -1}, {"level": 1.5}, {"max_cost": 0}, {"rung_ratio": 1.0}, {"epsilon": 1.0}],
 )
 def test_invalid_arguments(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         TimeToTargetPruner(TARGET, **bad)  # type: ignore[arg-type]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="forecaster became calibrated (issue 16): a curve still falling at 12% of max_cost keeps ~23% calibrated probability of reaching by it, so its 10% quantile (low) lies below the cap; the pruner rules are being reworked on probability_before (issue 17)",
-)
-def test_without_an_incumbent_only_the_cost_cap_prunes() -> None:
-    # A first trial whose curve levels off above the target: its optimistic forecast is inf,
-    # and with no finished trial there is nothing to beat. inf >= inf used to prune it as
-    # "cannot-beat-incumbent" (every early trial of a replayed charlm study died that way).
-    params = [{"speed": 0.05, "floor": 2.2}]
-    study = run(TimeToTargetPruner(TARGET), params, n_reports=12)
-    (trial,) = study.trials
-    assert trial.state == TrialState.COMPLETE and last_step(trial) == 12 * EVERY
-    capped = TimeToTargetPruner(TARGET, max_cost=100 * EVERY)
-    study = run(capped, params, n_reports=12)
-    decision = capped.decide(study, study.trials[0])
-    assert study.trials[0].state == TrialState.PRUNED
-    assert decision.reason == "cannot-reach-by-max-cost" and decision.incumbent == math.inf
 
 
 def test_trials_it_stopped_set_neither_the_incumbent_nor_the_prior() -> None:
@@ -393,117 +377,6 @@ def probe(
             return
 
 
-def probe_grid() -> Iterator[tuple[float, float, bool]]:
-    """Probe speeds and floors, each with whether it would beat the incumbent (reach by 9,500)."""
-    for floor in (1.5, 1.6):
-        for speed in map(float, np.geomspace(0.002, 0.05, 12)):
-            yield speed, floor, time_to_target([9_500.0], [curve(speed, 9_500, floor)], TARGET) < math.inf
-
-
-FirstStop = Callable[[TimeToTargetPruner, float, float], "int | None"]
-
-
-def winners_on_probe_grid(
-    first_stop: FirstStop, rule: TimeToTargetPruner, plain: TimeToTargetPruner
-) -> Iterator[tuple[float, float, int | None, int | None]]:
-    """Every probe of the grid through ``rule`` and the forecast rules alone (``plain``); a probe
-    that would lose must be stopped by ``rule``, and no later than by the forecast rules. Yields
-    the would-be winners: speed, floor, and where each first stopped it (None: never)."""
-    for speed, floor, would_win in probe_grid():
-        rule_stop, plain_stop = first_stop(rule, speed, floor), first_stop(plain, speed, floor)
-        if would_win:
-            yield speed, floor, rule_stop, plain_stop
-        else:
-            assert rule_stop is not None and rule_stop <= (plain_stop or 40), (speed, floor)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="forecaster became calibrated (issue 16): the near miss is no longer forecast to lose from its 2nd report: its calibrated estimate (30% quantile) lies below the incumbent until later; the pruner rules are being reworked on probability_before (issue 17)",
-)
-def test_field_rule_stops_trials_forecast_to_lose_and_behind_the_field_earlier() -> None:
-    # Three finished trials (the fastest reaches at 10,000). Probes of many speeds replay their
-    # prefixes through the forecast rules alone and with the field rule. The probes' floors are
-    # no lower than the finished trials': the prior is right or optimistic for them. (A slow
-    # starter with a lower floor than every finished trial can be stopped wrongly: the price
-    # the docstring states.)
-    plain = TimeToTargetPruner(TARGET, margin=0.25)
-    field = TimeToTargetPruner(TARGET, margin=0.25, field_quantile=0.2)
-    study, incumbent = three_finished_trials()
-
-    def first_stop(pruner: TimeToTargetPruner, speed: float, floor: float) -> int | None:
-        for i, trial, d in probe(pruner, study, speed, floor):
-            if d.reason == "behind-the-field":
-                # Only a trial whose central forecast loses, where the forecast rules go on.
-                assert d.forecast is not None and d.forecast.estimate >= incumbent
-                assert not plain.decide(study, trial).prune
-            if d.prune:
-                return i
-        return None
-
-    for speed, floor, field_stop, plain_stop in winners_on_probe_grid(first_stop, field, plain):
-        # Never stopped sooner than by the forecast rules, and with the prior right (same floor)
-        # not at all.
-        assert field_stop is None or (plain_stop is not None and field_stop >= plain_stop)
-        assert floor != 1.5 or field_stop is None, speed
-    # A near miss (16% slower than the incumbent, same floor): the forecast rules run it until
-    # it has spent the incumbent's time-to-target; the field rule stops it at its 2nd report.
-    assert first_stop(plain, 0.0086, 1.5) == 10
-    assert first_stop(field, 0.0086, 1.5) == 2
-
-
-def test_halving_rule_stops_trials_behind_at_equal_cost_from_the_first_report() -> None:
-    # Three finished trials (the fastest reaches at 10,000). Probes of many speeds replay their
-    # prefixes through the forecast rules alone and with the halving rule (behind the fastest
-    # third of the finished trials at the same cost). A slow starter with a higher floor than every
-    # finished trial may be stopped wrongly: the price the docstring states.
-    plain = TimeToTargetPruner(TARGET, margin=0.25)
-    halving = TimeToTargetPruner(TARGET, margin=0.25, halving_quantile=1 / 3)
-    study, incumbent = three_finished_trials()
-    finished_gaps = {t.number: {c: v - 1.9 for c, v in t.intermediate_values.items()} for t in study.trials}
-
-    def first_stop(pruner: TimeToTargetPruner, speed: float, floor: float) -> int | None:
-        for i, _trial, d in probe(pruner, study, speed, floor):
-            cost = i * EVERY
-            if d.reason == "behind-at-equal-cost":
-                # Behind the fastest third at this very cost (a finished trial that had reached
-                # counts as 0), and recorded as no faster than the incumbent plus the margin: it
-                # ranks below every trial that reached within the margin, not level with the best.
-                field_gaps = [gaps.get(cost, 0.0) for gaps in finished_gaps.values()]
-                assert curve(speed, cost, floor) - 1.9 > np.quantile(field_gaps, 1 / 3)
-                assert d.incumbent == incumbent
-                assert d.forecast is not None and d.forecast.estimate >= incumbent * 1.25
-            if d.prune:
-                return i
-        return None
-
-    for speed, floor, halving_stop, _plain_stop in winners_on_probe_grid(first_stop, halving, plain):
-        # With the finished trials' floor it leads the field: never stopped.
-        assert floor != 1.5 or halving_stop is None, speed
-    # A near miss (20% slower than the incumbent, same floor): the forecast rules run it until
-    # it has spent the incumbent's time-to-target; the halving rule stops it at its first report.
-    assert first_stop(plain, 0.0083, 1.5) == 10
-    assert first_stop(halving, 0.0083, 1.5) == 1
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="forecaster became calibrated (issue 16): the trial's own calibrated estimate (30% quantile) is now below the incumbent, so the precondition 'incumbent < own' no longer holds; the pruner rules are being reworked on probability_before (issue 17)",
-)
-def test_halving_rule_records_a_stopped_trial_no_faster_than_the_incumbent_plus_the_margin() -> None:
-    # The sampler learns from the recorded value: floored at the incumbent alone, a trial the
-    # field put behind would rank level with the best, or above trials that reached within the
-    # margin.
-    halving = TimeToTargetPruner(TARGET, margin=0.25, halving_quantile=1 / 3)
-    study, incumbent = three_finished_trials()
-    *_, (i, trial, decision) = probe(halving, study, 0.009, 1.52)  # would reach at ~12,300
-    assert decision.reason == "behind-at-equal-cost" and i == 3
-    own = halving.forecast_trial(study, trial).estimate
-    assert incumbent < own < incumbent * 1.25  # its own forecast would rank it within the margin
-    assert decision.forecast is not None
-    assert decision.forecast.estimate == pytest.approx(incumbent * 1.25)
-
-
 def test_convtune_spec_keys_of_the_equal_cost_rules_are_deprecated_and_run_the_default_rule() -> None:
     # The field and halving rules stopped most trials of the near-best configurations on
     # held-out corpus workloads (docs/benchmarks.md), so their spec keys now warn and run the
@@ -524,3 +397,30 @@ def test_convtune_spec_keys_of_the_equal_cost_rules_are_deprecated_and_run_the_d
         first = copy.deepcopy(near_miss)
         first.intermediate_values = {EVERY: curve(0.0083, EVERY)}  # 20% slower, its first report
         assert pruner.decide(study, first).reason == "warm-up"  # type: ignore[attr-defined]
+
+
+def test_spec_median_pruner_keeps_the_best_trials_of_a_maximised_metric() -> None:
+    # The study minimises time-to-target while trials report accuracy: Optuna's MedianPruner on
+    # the raw values read the study's direction and stopped the *most* accurate trials.
+    from convtune.config.spec import StudySpec
+    from convtune.study import make_pruner
+
+    spec = {"workload": "digits", "space": {"peak_lr": 0.01}, "target": "accuracy>=0.9", "cost": "samples"}
+    pruner = make_pruner(StudySpec.from_dict({**spec, "pruner": "median"}))
+    study = optuna.create_study(pruner=pruner)
+    for level in (0.5, 0.6, 0.7):  # three finished trials, accuracy rising to `level`
+        study.add_trial(
+            optuna.trial.create_trial(
+                value=1e6,
+                intermediate_values={c: level * c / 4096 for c in (1024, 2048, 4096)},
+                distributions={},
+                params={},
+            )
+        )
+    verdicts = {}
+    for accuracy in (0.1, 0.8):  # at 1,024 samples: far behind, and ahead of every finished trial
+        trial = study.ask()
+        trial.report(accuracy, step=1024)
+        verdicts[accuracy] = trial.should_prune()
+        study.tell(trial, state=TrialState.FAIL)
+    assert verdicts == {0.1: True, 0.8: False}

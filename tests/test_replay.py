@@ -52,6 +52,21 @@ def test_the_executor_streams_the_recorded_curve_and_honours_stop_and_max_cost()
     assert diverged.status == "diverged" and len(diverged.history) == 4
 
 
+def test_a_stopped_replay_keeps_its_place_and_a_run_on_that_checkpoint_resumes_it(tmp_path: Path) -> None:
+    executor = ReplayExecutor(GRID, seed=0)
+    config = EngineConfig(cost="samples", checkpoint_dir=str(tmp_path / "trial-0"))
+    stopped = executor.run(recipe(), config, lambda p: p.samples >= 1024)
+    paused = executor.last
+    assert stopped.status == "stopped" and (tmp_path / "trial-0" / "replay_checkpoint.json").is_file()
+    # Resumed (even from another suggestion: the checkpoint names the run): the curve so far is
+    # reported again, then the run goes on past the stop, the same recorded run to its end.
+    seen: list[Progress] = []
+    resumed = executor.run(recipe(peak_lr=1e-2), config, lambda p: seen.append(p) or False)
+    assert executor.last == paused and resumed.status == "finished" and resumed.samples == 6144
+    assert [p.samples for p in seen[:2]] == [512, 1024] and seen[2].samples > 1024
+    assert [p.metrics for p in seen[:2]] == [p.metrics for p in stopped.history]
+
+
 def test_seeds_are_drawn_per_trial_and_reproducibly() -> None:
     def drawn(seed: int) -> list[int]:
         executor = ReplayExecutor(GRID, seed=seed)

@@ -1,6 +1,8 @@
 """Optuna pruners that judge trials by when they will reach a quality target."""
 
+from convtune.pruners._gap import GapPruner
 from convtune.pruners._time_to_target import (
+    DEFAULT_EPSILON,
     LR_SCHEDULE_ATTR,
     STOP_PROBABILITY_ATTR,
     STOP_THRESHOLD_ATTR,
@@ -10,6 +12,8 @@ from convtune.pruners._time_to_target import (
 )
 
 __all__ = [
+    "DEFAULT_EPSILON",
+    "GapPruner",
     "LR_SCHEDULE_ATTR",
     "STOP_PROBABILITY_ATTR",
     "STOP_THRESHOLD_ATTR",

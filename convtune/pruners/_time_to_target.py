@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +31,9 @@ LR_SCHEDULE_ATTR = SCHEDULE_ATTR
 STOP_PROBABILITY_ATTR = "stop_probability"
 """User attr set on every trial the pruner stops: the probability the stop was decided on."""
 STOP_THRESHOLD_ATTR = "stop_threshold"
-"""User attr set beside it: the per-decision threshold that probability fell below."""
+"""User attr set beside it: the per-rung threshold that probability fell below."""
+DEFAULT_EPSILON = 0.01
+"""The whole-life probability budget of a trial (chosen leave-one-workload-out; docs/benchmarks.md)."""
 
 _CacheKey = tuple[str, int, str]
 
@@ -41,13 +43,12 @@ class PruneDecision:
     """Why :class:`TimeToTargetPruner` did (not) stop a trial at its latest report.
 
     ``reason`` is one of ``no-reports``, ``diverged``, ``max-cost``,
-    ``slower-than-measured-best``, ``warm-up``, ``reached``, ``cannot-beat-incumbent``,
-    ``cannot-reach-by-max-cost``, ``behind-the-field``, ``behind-at-equal-cost`` and
-    ``may-beat-incumbent``.
+    ``slower-than-measured-best``, ``warm-up``, ``between-rungs``, ``reached``, ``no-bar``,
+    ``cannot-beat-incumbent``, ``cannot-reach-by-max-cost`` and ``may-beat-incumbent``.
     ``incumbent`` is the time-to-target to beat (``inf`` when there is none yet);
     ``probability`` the probability that the trial reaches the target before it (before
     ``max_cost`` without one; ``nan`` where none was computed) and ``threshold`` the
-    per-decision bound it was compared with.
+    per-rung bound it was compared with.
     """
 
     prune: bool
@@ -78,40 +79,41 @@ class TimeToTargetPruner(BasePruner):
     """Pruner that stops a trial only when it has almost no chance to reach the target first.
 
     Trials report the metric with the cost spent so far as the step
-    (``trial.report(val_loss, step=samples_seen)``). At every report the trial's curve is
-    extrapolated to the target by :func:`convtune.curves.forecast_time_to_target`, and the
-    trial is stopped when the probability that it reaches the target before the incumbent's
-    time-to-target (the best measured among finished trials; before any reached it, before
-    ``max_cost``) is below ``epsilon / n``: ``n`` is the number of decisions the trial faces
-    over its planned run, so ``epsilon`` bounds, by a union bound over them, the chance that a
-    trial which would have won is ever stopped, however many reports it makes. The probability
-    is the forecast's calibrated ``probability_before(cost)``; a forecast without it gets one
-    read off its interval and its probability of reaching within the run
-    (:func:`reach_probability`). A trial with no planned end (no ``lr_schedule``, no
-    ``max_cost``) is forecast with the incumbent's time as its end, the cost at which it would be
-    stopped anyway. A trial that reports a non-finite value, or whose forecast
-    says it diverged, is stopped at once, and so is one that has spent the best measured
-    time-to-target without reaching the target (it can no longer be the fastest). Without an
-    incumbent, a trial whose distance to the target fell at each of its last
-    ``steady_reports`` reports, on a line that reaches the target by ``max_cost``, is not
-    stopped for ``max_cost``: a forecast from a short prefix cannot rule out that it keeps
-    falling.
+    (``trial.report(val_loss, step=samples_seen)``). A trial is judged at *rungs*, costs
+    geometric in ``rung_ratio`` from its ``n_warmup_reports``-th report (at 2 evaluations of 20:
+    a tenth, a fifth, two fifths and four fifths of the run), and only at the first report at or
+    past each. There its curve is extrapolated to the target by
+    :func:`convtune.curves.forecast_time_to_target`, and the trial is stopped when the calibrated
+    probability that it reaches the target before the incumbent's time-to-target (the best
+    measured among finished trials; before any reached it, before ``max_cost``) is below
+    ``epsilon / n``, ``n`` being the number of rungs up to the nearer of its planned end and the
+    incumbent's time. By a union bound over its rungs, ``epsilon`` bounds the chance that a trial
+    which would have won is ever stopped by a forecast, however many reports it makes; with few
+    rungs (a handful, geometric in cost, not one per report) that per-rung bound is one a
+    calibrated forecast can fall below, so stops do fire. The probability is the forecast's
+    calibrated ``probability_before(cost)``; a forecast without it gets one read off its
+    interval and its probability of reaching within the run (:func:`reach_probability`).
+
+    Stops that need no forecast come at any report: a trial that reports a non-finite value or
+    whose forecast says it diverged, one at ``max_cost``, and one that has spent the best
+    measured time-to-target without reaching the target (it can no longer be the fastest).
+    Without an incumbent, a trial whose distance to the target fell at each of its last
+    ``steady_reports`` reports, on a line that reaches the target by ``max_cost``, is not stopped
+    for ``max_cost``: a forecast from a short prefix cannot rule out that it keeps falling.
+    Without an incumbent and without a cap (no ``max_cost``, no planned run) there is nothing to
+    be too slow for, and no forecast stops it.
 
     Every trial it stops gets the user attrs ``stop_probability`` (the probability the stop was
-    decided on) and ``stop_threshold`` (the bound it fell below).
+    decided on; 0 for the stops that need no forecast) and ``stop_threshold`` (the bound it fell
+    below).
 
-    Unlike rung-based pruners it compares trials by *when they reach the target*, not by
-    their values at equal steps, so a slow starter with a fast finish survives.
-
-    With ``field_quantile`` or ``halving_quantile`` set, the older equal-cost rules also stop
-    trials behind the field at equal cost (``behind-the-field`` when also forecast to lose,
-    ``behind-at-equal-cost`` whatever the forecast); they give up the bound above, and convtune's
-    specs no longer use them.
+    Unlike rung-based pruners on equal-cost values it compares trials by *when they reach the
+    target*, not by their values at equal steps, so a slow starter with a fast finish survives.
 
     If the trial has a user attr ``"lr_schedule"`` (:meth:`convtune.curves.LRSchedule.to_dict`,
     its LR over the whole planned run, as convtune studies set it), the forecast is
-    schedule-aware; curves of finished trials (two or more) then also give the curve model a
-    prior.
+    schedule-aware and the run's end is known; curves of finished trials (two or more) then also
+    give the curve model a prior.
 
     The pruner keeps no state that changes its decisions: what it learns from a finished
     trial (its time-to-target, its curve fit) is cached per trial, since a finished trial
@@ -137,7 +139,7 @@ class TimeToTargetPruner(BasePruner):
                 return float("inf")
 
 
-            study = optuna.create_study(pruner=TimeToTargetPruner("val_loss<=1.9"))
+            study = optuna.create_study(pruner=TimeToTargetPruner("val_loss<=1.9", max_cost=20000))
             study.optimize(objective, n_trials=20)
 
     Args:
@@ -145,10 +147,13 @@ class TimeToTargetPruner(BasePruner):
             The quality target, e.g. ``"val_loss<=1.9"`` or ``"accuracy>=0.95"``; the trial
             reports this metric.
         epsilon:
-            The probability budget of a trial's whole life: stop only below ``epsilon / n``.
+            The probability budget of a trial's whole life: stop at a rung only below
+            ``epsilon / n`` (``n`` rungs).
         n_warmup_reports:
-            No forecast-based decision before a trial has this many reports (non-finite
-            values, ``max_cost`` and the measured best's time-to-target still stop).
+            The first rung is this report (non-finite values, ``max_cost`` and the measured
+            best's time-to-target stop before it).
+        rung_ratio:
+            Each rung's cost is this multiple of the previous one.
         margin:
             Relative slack on the incumbent: the probability is of reaching before
             ``incumbent * (1 + margin)``.
@@ -167,54 +172,42 @@ class TimeToTargetPruner(BasePruner):
             Without an incumbent, a trial whose distance to the target fell at each of this
             many last reports, on a line reaching the target by ``max_cost``, is not stopped
             for ``max_cost``.
-        field_quantile:
-            Also stop a trial not forecast to beat the incumbent whose distance to the target
-            exceeds this quantile of the finished trials' distances at the same cost. ``None``
-            (the default) switches the rule off.
-        halving_quantile:
-            Also stop a trial, at any report and whatever its forecast, whose distance to the
-            target exceeds this quantile of the finished trials' distances at the same cost.
-            ``None`` (the default) switches the rule off.
     """
 
     def __init__(
         self,
         target: Target | str,
         *,
-        epsilon: float = 0.01,
+        epsilon: float = DEFAULT_EPSILON,
         n_warmup_reports: int = 2,
+        rung_ratio: float = 2.0,
         margin: float = 0.0,
         level: float = 0.8,
         max_cost: float | None = None,
         prior_trials: int = 20,
         steady_reports: int = 3,
-        field_quantile: float | None = None,
-        halving_quantile: float | None = None,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
         if n_warmup_reports < 0:
             raise ValueError(f"n_warmup_reports must be >= 0, got {n_warmup_reports}")
+        if not rung_ratio > 1.0:
+            raise ValueError(f"rung_ratio must be > 1, got {rung_ratio}")
         if margin < 0:
             raise ValueError(f"margin must be >= 0, got {margin}")
         if not 0.0 < level < 1.0:
             raise ValueError(f"level must be in (0, 1), got {level}")
         if max_cost is not None and not max_cost > 0:
             raise ValueError(f"max_cost must be positive, got {max_cost}")
-        if field_quantile is not None and not 0.0 <= field_quantile <= 1.0:
-            raise ValueError(f"field_quantile must be in [0, 1], got {field_quantile}")
-        if halving_quantile is not None and not 0.0 <= halving_quantile <= 1.0:
-            raise ValueError(f"halving_quantile must be in [0, 1], got {halving_quantile}")
         self._target = Target.parse(target)
         self._epsilon = epsilon
         self._n_warmup_reports = n_warmup_reports
+        self._rung_ratio = rung_ratio
         self._margin = margin
         self._level = level
         self._max_cost = max_cost
         self._prior_trials = prior_trials
         self._steady_reports = steady_reports
-        self._field_quantile = field_quantile
-        self._halving_quantile = halving_quantile
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -226,8 +219,8 @@ class TimeToTargetPruner(BasePruner):
 
         The spec's ``max_cost`` becomes the cap in report steps (samples, or milliseconds of
         time). ``time_to_target_field`` and ``time_to_target_halving`` are deprecated: they warn
-        and build this default pruner (their equal-cost rules stopped most trials of the
-        near-best configurations on workloads they were not fitted on; docs/benchmarks.md).
+        and build this default pruner (their equal-cost rules stopped 91-95% of the near-best
+        configurations' trials on workloads they were not fitted on; docs/benchmarks.md).
         """
         if spec.pruner in ("time_to_target_field", "time_to_target_halving"):
             warnings.warn(
@@ -248,6 +241,10 @@ class TimeToTargetPruner(BasePruner):
     @property
     def target(self) -> Target:
         return self._target
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
 
     def prune(self, study: optuna.study.Study, trial: FrozenTrial) -> bool:
         decision = self.decide(study, trial)
@@ -290,44 +287,60 @@ class TimeToTargetPruner(BasePruner):
             # Exact, so no warm-up: a trial that has spent what the measured best needed
             # without reaching the target can only reach it later, and cannot be picked.
             return PruneDecision(True, "slower-than-measured-best", None, incumbent, 0.0, self._epsilon)
-        gap = self._target.gap(float(values[-1]))
-        if self._halving_quantile is not None and gap > self._field_at(
-            summaries, float(costs[-1]), self._halving_quantile
-        ):
-            forecast = self._forecast(trial, self._prior(summaries), costs, values)
-            floor = incumbent * (1.0 + self._margin)
-            if forecast.estimate < floor:
-                forecast = replace(forecast, estimate=floor, high=max(forecast.high, floor))
-            return PruneDecision(True, "behind-at-equal-cost", forecast, incumbent)
-        if costs.size < self._n_warmup_reports:
+        if costs.size < max(self._n_warmup_reports, 1):
             return PruneDecision(False, "warm-up", None, incumbent)
+        if not self._at_rung(costs):
+            return PruneDecision(False, "between-rungs", None, incumbent)
 
-        # A trial with no planned end (no schedule, no max_cost) still ends at the incumbent's
-        # time: there it is stopped as slower than the measured best. That end is the horizon its
-        # forecast is calibrated against; without one the calibration reads every cost as "ever".
-        end = incumbent * (1.0 + self._margin) if math.isfinite(incumbent) else None
-        forecast = self._forecast(trial, self._prior(summaries), costs, values, end)
+        forecast = self._forecast(trial, self._prior(summaries), costs, values)
         if forecast.reached:
             return PruneDecision(False, "reached", forecast, incumbent)
         if forecast.diverged:
             return PruneDecision(True, "diverged", forecast, incumbent, 0.0, self._epsilon)
-        threshold = self._epsilon / self._n_decisions(trial, costs)
         if math.isfinite(incumbent):
             bar, reason = incumbent * (1.0 + self._margin), "cannot-beat-incumbent"
         else:
             bar, reason = self._cap(trial), "cannot-reach-by-max-cost"
-        probability = reach_probability(forecast, bar) if math.isfinite(bar) else math.nan
+        if not math.isfinite(bar):
+            return PruneDecision(False, "no-bar", forecast, incumbent)
+        threshold = self._epsilon / self.n_rungs(trial, costs, bar)
+        probability = reach_probability(forecast, bar)
         steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
         if probability < threshold and not steady:
             return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
-        if self._field_quantile is not None:
-            # The field is read only for a trial forecast to lose: most reports stop short of it.
-            lose_at = incumbent if math.isfinite(incumbent) else bar
-            if forecast.estimate >= lose_at and gap > self._field_at(
-                summaries, float(costs[-1]), self._field_quantile
-            ):
-                return PruneDecision(True, "behind-the-field", forecast, incumbent, probability, threshold)
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
+
+    def _first_rung(self, costs: np.ndarray) -> float:
+        return float(costs[max(self._n_warmup_reports, 1) - 1])
+
+    def _rung_index(self, cost: float, first: float) -> int:
+        if not first > 0:
+            return 0
+        return int(math.floor(math.log(max(cost, first) / first) / math.log(self._rung_ratio) + 1e-9))
+
+    def _at_rung(self, costs: np.ndarray) -> bool:
+        """Whether the latest report is the first at or past a rung (the first rung included)."""
+        warm = max(self._n_warmup_reports, 1)
+        if costs.size == warm:
+            return True
+        first = self._first_rung(costs)
+        return self._rung_index(float(costs[-1]), first) > self._rung_index(float(costs[-2]), first)
+
+    def n_rungs(self, trial: FrozenTrial, costs: np.ndarray, bar: float) -> int:
+        """How many rungs the trial can be judged at: those up to the nearer of its planned end
+        (schedule horizon, ``max_cost``) and ``bar`` (past the incumbent's time it is stopped
+        without a forecast). As the incumbent only improves, this count only shrinks over a
+        trial's life and never falls below the rungs already passed, so the thresholds
+        ``epsilon / n`` of its decisions sum to at most ``epsilon``.
+        """
+        schedule = _schedule(trial)
+        ends = [c for c in (self._max_cost, schedule.horizon if schedule is not None else None, bar) if c]
+        end = min(ends) if ends else math.inf
+        first = self._first_rung(costs)
+        if not math.isfinite(end):
+            return 1
+        passed = self._rung_index(float(costs[-1]), first) + 1
+        return max(passed, self._rung_index(end, first) + 1)
 
     def _cap(self, trial: FrozenTrial) -> float:
         """What a trial must reach the target by when no trial has: ``max_cost``, else its run."""
@@ -335,22 +348,6 @@ class TimeToTargetPruner(BasePruner):
             return self._max_cost
         schedule = _schedule(trial)
         return schedule.horizon if schedule is not None else math.inf
-
-    def _n_decisions(self, trial: FrozenTrial, costs: np.ndarray) -> float:
-        """How many forecast-based decisions the trial faces over its planned run (at least 1).
-
-        The run ends at its schedule's horizon or ``max_cost`` (the nearer); reports are
-        assumed evenly spaced, as far apart as the trial's so far.
-        """
-        schedule = _schedule(trial)
-        ends = [c for c in (self._max_cost, schedule.horizon if schedule is not None else None) if c]
-        if not ends or costs.size == 0:
-            return max(1.0, 20.0 - self._n_warmup_reports)  # unknown length: a typical study's
-        spacing = float(np.median(np.diff(costs))) if costs.size > 1 else float(costs[0])
-        if not spacing > 0:
-            return 1.0
-        reports = math.ceil(min(ends) / spacing)
-        return float(max(1, reports - max(self._n_warmup_reports, 1) + 1))
 
     def _improving(self, costs: np.ndarray, values: np.ndarray, cap: float) -> bool:
         """Whether the trial still closes in on the target steadily enough to reach it by ``cap``.
@@ -375,14 +372,11 @@ class TimeToTargetPruner(BasePruner):
         prior: CurvePrior | None,
         costs: np.ndarray | None = None,
         values: np.ndarray | None = None,
-        end: float | None = None,
     ) -> Forecast:
         if costs is None or values is None:
             costs, values = _curve(trial)
         schedule = _schedule(trial)
         horizon = schedule.horizon if schedule is not None else self._max_cost
-        if horizon is None:
-            horizon = end
         return forecast_time_to_target(
             costs,
             values,
@@ -410,32 +404,15 @@ class TimeToTargetPruner(BasePruner):
         self.n_fits += 1
         costs, values = _curve(trial)
         ttt = time_to_target(costs, values, self._target)
-        # A trial this pruner stopped (COMPLETE with an extrapolated value, as convtune ends
-        # them) has a truncated curve: its early-prefix fit must not become the prior (in
-        # replays that made stopped trials stop the next ones).
+        # A trial this pruner stopped (COMPLETE with a censored value, as convtune ends them)
+        # has a truncated curve: its early-prefix fit must not become the prior (in replays
+        # that made stopped trials stop the next ones).
         stopped = TrialRecord.of(trial).status is TrialStatus.STOPPED
         fit = None
         if self._prior_trials > 0 and costs.size and not stopped:
             fit = fit_curve(costs, values, self._target, _schedule(trial))
         gaps = np.array([self._target.gap(float(v)) for v in values])
         return _Finished(trial.number, ttt, fit, costs, gaps)
-
-    def _field_at(self, summaries: Sequence[_Finished], cost: float, quantile: float) -> float:
-        """The ``quantile`` of the finished trials' distances to the target at ``cost``.
-
-        Only finished trials whose curve got that far (or reached the target before it) count:
-        the survivors of a study are its better trials, so the field gets no easier with cost.
-        """
-        field = []
-        for s in summaries:
-            if math.isfinite(s.time_to_target) and s.time_to_target <= cost:
-                field.append(0.0)
-            elif s.costs.size and s.costs[-1] >= cost:
-                at = float(np.interp(cost, s.costs, s.gaps))
-                field.append(at if not math.isnan(at) else math.inf)
-        if not field:
-            return math.inf
-        return float(np.quantile(field, quantile))
 
     def _prior(self, summaries: Sequence[_Finished]) -> CurvePrior | None:
         if self._prior_trials <= 0:

@@ -7,12 +7,16 @@ One rule decides every trial's outcome (the brief's table), so the sampler, the 
 outcome                   state      value                                        ``status``
 ========================  =========  ===========================================  ==========
 target reached            COMPLETE   measured time-to-target                      reached
-stopped by the pruner     COMPLETE   forecast estimate, else the penalty          stopped
+stopped by the pruner     COMPLETE   right-censored: forecast median given not    stopped
+                                     reached by the cost spent (≥ that cost)
 cap reached, target not   COMPLETE   forecast estimate beyond the cap, or penalty budget
 diverged                  COMPLETE   penalty (and an infeasible constraint)       diverged
 out of memory             COMPLETE   penalty (and an infeasible ``oom``)          oom
 crashed / rank died       FAIL       –                                            failed
 ========================  =========  ===========================================  ==========
+
+A stop is a pause: a stopped trial keeps its checkpoint (with ``checkpoint_dir``), and a repeat
+of its configuration trains on from it instead of reusing its value.
 
 Values are in the study's cost unit (seconds for ``wallclock``/``device_seconds``, samples for
 ``samples``). Reports use ``step = cost`` as an integer: samples, or milliseconds of time.
@@ -63,6 +67,11 @@ if TYPE_CHECKING:
     pass
 
 _SCHEDULE_POINTS = 256
+RESUMED_FROM_ATTR = "resumed_from"
+"""Trial attr of a repeat of a stopped configuration: the number of the stopped trial it resumed."""
+RESUMED_AT_ATTR = "resumed_at"
+"""Beside it: what that trial had spent (samples, or training seconds), included in this one's
+totals when it resumed from its checkpoint (0 when it trained again from the start)."""
 
 
 class TrialFailed(Exception):
@@ -205,8 +214,11 @@ def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
     """The pruner the spec's ``pruner`` names, set up for a study whose trials report
     ``trial.report(metric, step=cost)`` (cost in :func:`convtune.config.record.step_scale` units).
 
-    ``none`` is Optuna's ``NopPruner``, ``median`` its ``MedianPruner``; the ``time_to_target*``
-    names are :class:`convtune.pruners.TimeToTargetPruner` with the spec's target and cost cap.
+    ``none`` is Optuna's ``NopPruner``; ``median`` its ``MedianPruner`` judging each trial's
+    distance to the target at each evaluation (:class:`convtune.pruners.GapPruner`: the study
+    minimises time-to-target, so the median pruner on the raw metric kept the *worst* trials of a
+    maximised one such as accuracy); the ``time_to_target*`` names are
+    :class:`convtune.pruners.TimeToTargetPruner` with the spec's target and cost cap.
     Any other Optuna ``BasePruner`` plugs in through ``run_study(..., pruner=...)``, which uses
     this function only when none is given::
 
@@ -215,9 +227,10 @@ def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
     """
     if spec.pruner == "none":
         return optuna.pruners.NopPruner()
+    from convtune.pruners import GapPruner, TimeToTargetPruner
+
     if spec.pruner == "median":
-        return optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0)
-    from convtune.pruners import TimeToTargetPruner
+        return GapPruner(optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0), spec.target_spec)
 
     return TimeToTargetPruner.for_spec(spec)
 
@@ -252,6 +265,9 @@ class _Reporter:
     # where it is not measured (script and command trials).
     memory: Callable[[], float] | None = None
     oom: str = ""
+    # A repeat of a stopped trial: its reports up to this step were judged already (it resumes
+    # from that trial's checkpoint, or retraces its seeded curve), so the pruner judges only past it.
+    resumed_at: float = -math.inf
 
     def __call__(self, progress: Progress) -> bool:
         _lost_interrupt.raise_if_pending()
@@ -283,6 +299,8 @@ class _Reporter:
             return True
         if progress.cost >= self.spec.max_cost:
             return False  # the engine ends it with status "budget"
+        if step <= self.resumed_at:
+            return False
         if self.trial.should_prune():
             self.pruned = True
             return True
@@ -345,7 +363,10 @@ class Objective:
             },
         )
         twin = finished_twin(trial, self.spec.duplicate_tolerance)
-        if twin is not None:
+        paused: FrozenTrial | None = None
+        if twin is not None and TrialRecord.of(twin).status is TrialStatus.STOPPED:
+            paused = twin  # a stop is a pause, not a verdict: this repeat trains on from it
+        elif twin is not None:
             return self._repeat(trial, twin)
         reporter = _Reporter(trial, self.spec, recipe, self.on_event)
         if isinstance(self.executor, InProcessExecutor):
@@ -357,19 +378,56 @@ class Objective:
         seed = TrialRecord.of(trial).seed
         config = self.config if seed is None else dataclasses.replace(self.config, seed=int(seed))
         checkpoints = self._checkpoint_dir(trial)
+        if paused is not None:
+            reporter.resumed_at = self._resume(trial, paused, checkpoints)
         if checkpoints is not None:
             config = dataclasses.replace(config, checkpoint_dir=str(checkpoints))
-            if (checkpoints / "checkpoint.pt").exists():
+            if any(checkpoints.glob("*checkpoint*")):
                 write_trial(trial, {"resumed_from_checkpoint": True})
-        preempted = False
+        keep = False
         try:
             return self._run(trial, recipe, config, reporter)
         except Preempted:
-            preempted = True  # its retry resumes from this checkpoint
+            keep = True  # its retry resumes from this checkpoint
             raise
-        finally:  # a finished (or failed, or interrupted) trial is never resumed: drop its state
-            if checkpoints is not None and not preempted:
+        finally:
+            # A stopped trial keeps its state: a repeat of its configuration resumes from it.
+            # Any other finished (or failed, or interrupted) trial is never resumed: drop it.
+            keep = keep or reporter.pruned
+            if checkpoints is not None and not keep:
                 shutil.rmtree(checkpoints, ignore_errors=True)
+
+    def _resume(self, trial: optuna.Trial, paused: FrozenTrial, checkpoints: Path | None) -> float:
+        """Take over the stopped trial ``paused``: its checkpoint moves to this trial's directory
+        (the engine resumes from it and reports the curve so far again, so the pruner sees one
+        curve), and this trial records where it resumed. Returns the step it resumed at: reports
+        up to it were judged already. Without checkpoints the run retraces the seeded curve from
+        the start, judged again only past that step.
+        """
+        record = TrialRecord.of(paused)
+        steps = sorted(paused.intermediate_values)
+        resumed_at = float(steps[-1]) if steps else -math.inf
+        source = self._checkpoint_dir_of(trial.study, paused)
+        moved = False
+        if checkpoints is not None and source is not None and source.is_dir() and not checkpoints.exists():
+            checkpoints.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(source), str(checkpoints))
+            moved = True
+        spent_key = "samples" if self.spec.cost == "samples" else "train_seconds"
+        write_trial(
+            trial,
+            {
+                RESUMED_FROM_ATTR: paused.number,
+                # What the stopped trial had spent (samples, or training seconds): with its
+                # checkpoint, this trial's totals include it.
+                RESUMED_AT_ATTR: float(record.attrs.get(spent_key) or 0.0) if moved else 0.0,
+                "reason_resumed": (
+                    f"a repeat of trial {paused.number}'s configuration, stopped at step {resumed_at:g}: "
+                    + ("trains on from its checkpoint" if moved else "trains again (no checkpoint kept)")
+                ),
+            },
+        )
+        return resumed_at
 
     def _repeat(self, trial: optuna.Trial, twin: FrozenTrial) -> float:
         """The outcome of a trial that trained these params (or nearly: ``duplicate_tolerance``)
@@ -398,14 +456,16 @@ class Objective:
 
     def _checkpoint_dir(self, trial: optuna.Trial) -> Path | None:
         """One directory per original trial: its retries resume from the same checkpoint."""
+        return self._checkpoint_dir_of(trial.study, trial.study._storage.get_trial(trial._trial_id))
+
+    def _checkpoint_dir_of(self, study: optuna.Study, frozen: FrozenTrial) -> Path | None:
         if not self.spec.checkpoint_dir:
             return None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            frozen = trial.study._storage.get_trial(trial._trial_id)
             original = optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(frozen)
-        number = trial.number if original is None else original
-        return Path(self.spec.checkpoint_dir) / trial.study.study_name / f"trial-{number}"
+        number = frozen.number if original is None else original
+        return Path(self.spec.checkpoint_dir) / study.study_name / f"trial-{number}"
 
     def _run(self, trial: optuna.Trial, recipe: Recipe, config: EngineConfig, reporter: _Reporter) -> float:
         try:
@@ -493,12 +553,18 @@ def record_outcome(
         forecast, why = _forecast_unreached(trial, spec, step_costs, values)
         attrs.update(forecast.to_attrs())
         estimate = forecast.estimate / scale
-        beyond = estimate > (step_costs[-1] / scale if step_costs else 0.0)
-        value = (
-            estimate
-            if math.isfinite(estimate) and beyond and estimate < penalty_base(spec)
-            else penalty(spec, final_gap)
-        )
+        spent = step_costs[-1] / scale if step_costs else 0.0
+        if pruned:
+            # A stop is a pause, not a verdict: the sampler is told a right-censored value.
+            value = censored_value(forecast, spent * scale, spec) / scale
+            attrs["censored_at"] = shown(spent)
+        else:
+            beyond = estimate > spent
+            value = (
+                estimate
+                if math.isfinite(estimate) and beyond and estimate < penalty_base(spec)
+                else penalty(spec, final_gap)
+            )
         attrs["predicted_time_to_target"] = estimate if math.isfinite(estimate) else None
         attrs["extrapolated"] = True
         attrs["reason"] = why if pruned else result.reason or "finished its planned run"
@@ -510,6 +576,34 @@ def record_outcome(
     trial.set_constraint("diverged", infeasible)
     trial.set_constraint("oom", oom)
     return shown(float(value))
+
+
+def censored_value(forecast: Forecast, spent: float, spec: StudySpec) -> float:
+    """The value a stopped trial tells the sampler: its time-to-target, right-censored at ``spent``.
+
+    What is known of a stopped trial is that it had not reached the target by the cost it spent;
+    its value is the forecast's median crossing *given* that (and given that it reaches at all),
+    never below ``spent``. Where the forecast holds no crossing after ``spent`` the value is the
+    cap (``max_cost``, or ``spent`` without one): "not before its planned end", never a penalty,
+    which would mark a configuration no one ran to its end as hopeless. Costs in report steps.
+
+    Example:
+        >>> f = Forecast(3000.0, 1500.0, 8000.0, False, 0.8, 0.8,
+        ...              cdf_costs=(1000.0, 2000.0, 4000.0, 8000.0), cdf_probs=(0.0, 0.2, 0.5, 0.8))
+        >>> spec = StudySpec.from_dict({"workload": "digits", "space": {"peak_lr": 0.01},
+        ...     "target": "accuracy>=0.9", "cost": "samples", "max_cost": 10000})
+        >>> censored_value(f, 2000.0, spec), censored_value(f, 9000.0, spec)
+        (4000.0, 10000.0)
+    """
+    cap = spec.max_cost * step_scale(spec.cost) if math.isfinite(spec.max_cost) else spent
+    so_far = forecast.probability_before(spent)
+    ever = forecast.probability_before(math.inf)
+    median = math.inf
+    if math.isfinite(so_far) and math.isfinite(ever) and ever - so_far > 1e-6:
+        median = forecast.quantile(so_far + 0.5 * (ever - so_far))
+    if not math.isfinite(median):
+        median = max(cap, spent)
+    return float(max(spent, min(median, penalty_base(spec) * step_scale(spec.cost) * 0.999)))
 
 
 # A trial's curve as stored: at most this many evaluations, so every reader on every node has it
@@ -563,7 +657,8 @@ def _maybe_shown(value: Any) -> Any:
 
 def finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | None:
     """A finished trial that trained ``trial``'s params (within ``tolerance``, see
-    ``same_configuration``) with the spec's seed, if any; an exact repeat first.
+    ``same_configuration``) with the spec's seed, if any; an exact repeat first. A stopped trial
+    that a later one resumed does not count (the later one carries its curve on).
 
     Enqueued trials (a baseline, ``confirm`` runs, retries of a lost trial) always train: they
     were asked for by name.
@@ -571,12 +666,17 @@ def finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | 
     frozen = trial.study._storage.get_trial(trial._trial_id)
     if is_enqueued_repeat(frozen):
         return None
+    every = trial.study.get_trials(deepcopy=False)
+    # A stopped trial another trial resumed is that trial's past: the twin is the resuming one.
+    resumed = {TrialRecord.of(t).attrs.get(RESUMED_FROM_ATTR) for t in every if t.number != trial.number}
     trained = [
         other
-        for other in trial.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if other.number != trial.number
+        for other in every
+        if other.state == TrialState.COMPLETE
+        and other.number != trial.number
         and (record := TrialRecord.of(other)).status in TRAINED
         and record.seed is None
+        and not (record.status is TrialStatus.STOPPED and other.number in resumed)
     ]
     exact = next((other for other in trained if other.params == frozen.params), None)
     if exact is not None or tolerance <= 0:

@@ -357,29 +357,37 @@ def _evaluate_and_decide(
         result.status, result.reason = "diverged", diverged
     elif stop:
         result.status, result.reason = "stopped", "stopped by the caller"
+        # A stop is a pause: the state at the stop is kept, so a repeat of the configuration
+        # resumes exactly here (convtune.study.objective).
+        _save_run(run, config, result)
     elif over_budget:
         result.status, result.reason = "budget", run.rules.budget_reason  # agreed over ranks
     elif planned_run_done:
         # The schedule's horizon is the planned run: past it a decayed LR buys nothing.
         result.status, result.reason = "finished", f"planned run of {run.recipe.total_steps} steps done"
     else:
-        if config.checkpoint_dir and run.rank == 0 and not run.recipe.zero:
-            _save_checkpoint(
-                config.checkpoint_dir,
-                run.model,
-                run.optimizer,
-                run.scheduler,
-                run.scaler,
-                step=run.step,
-                samples=run.samples,
-                skipped_total=run.rules.skipped_total,
-                train_clock=run.train_clock,
-                data_clock=run.data_clock,
-                next_eval=run.next_eval,
-                history=[p.to_dict() for p in result.history],
-            )
+        _save_run(run, config, result)
         return False
     return True
+
+
+def _save_run(run: _Run, config: EngineConfig, result: RunResult) -> None:
+    """Checkpoint the run where a checkpoint directory is set (rank 0; not under ZeRO)."""
+    if config.checkpoint_dir and run.rank == 0 and not run.recipe.zero:
+        _save_checkpoint(
+            config.checkpoint_dir,
+            run.model,
+            run.optimizer,
+            run.scheduler,
+            run.scaler,
+            step=run.step,
+            samples=run.samples,
+            skipped_total=run.rules.skipped_total,
+            train_clock=run.train_clock,
+            data_clock=run.data_clock,
+            next_eval=run.next_eval,
+            history=[p.to_dict() for p in result.history],
+        )
 
 
 def _finish(run: _Run) -> RunResult:

@@ -1,0 +1,81 @@
+"""A stop is a pause: a stopped trial keeps its checkpoint, a repeat of its configuration trains
+on from it (real engine, tiny digits, cost in samples), and the sampler is told a right-censored
+value, never below the cost the trial spent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import optuna
+import pytest
+from specs import digits_spec
+
+from convtune.config.record import TrialRecord
+from convtune.study import Objective, penalty
+
+SPACE = {
+    "peak_lr": {"low": 1.0e-3, "high": 1.0e-1, "log": True},
+    "horizon_samples": 4096,
+    "schedule": "cosine",
+    "micro_batch_size": 32,
+    "optimizer": "adamw",
+}
+
+
+class StopTrialZeroAt(optuna.pruners.BasePruner):
+    """Stops trial 0 at its first report at or past ``step`` (a stand-in for any pruner's stop)."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:
+        return trial.number == 0 and max(trial.intermediate_values, default=0) >= self.step
+
+
+def run_at(study: optuna.Study, objective: Objective, lr: float) -> optuna.trial.FrozenTrial:
+    # A sampled trial (an enqueued one always trains) that lands on ``lr``.
+    study.sampler = optuna.samplers.PartialFixedSampler({"peak_lr": lr}, optuna.samplers.RandomSampler(0))
+    study.optimize(objective, n_trials=1)
+    return study.trials[-1]
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+def test_a_repeat_of_a_stopped_configuration_trains_on_from_its_checkpoint(tmp_path: Path) -> None:
+    spec = digits_spec(
+        SPACE,
+        target="accuracy>=0.99",  # not reached in 4,096 samples: every run goes to its end
+        max_cost=4096,
+        eval_every={"samples": 1024},
+        checkpoint_dir=str(tmp_path / "checkpoints"),
+    )
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 's.db'}", pruner=StopTrialZeroAt(2048))
+    objective = Objective(spec)
+    first = run_at(study, objective, 0.01)
+    stopped = TrialRecord.of(first)
+    assert stopped.status == "stopped"
+    assert sorted(first.intermediate_values) == [1024, 2048]
+    # Right-censored, not a verdict: at least the 2,048 samples it spent, below any penalty.
+    assert first.value is not None and 2048 <= first.value < penalty(spec, 0.0)
+    assert stopped.attrs["censored_at"] == 2048
+    assert (tmp_path / "checkpoints" / study.study_name / "trial-0" / "checkpoint.pt").is_file()
+
+    # Within duplicate_tolerance of the stopped trial: not its value again, but a run resumed there.
+    second = run_at(study, objective, 0.01 * 1.05)
+    repeat = TrialRecord.of(second)
+    assert repeat.status != "duplicate" and repeat.attrs["resumed_from"] == 0
+    assert repeat.attrs["resumed_from_checkpoint"] is True and repeat.attrs["resumed_at"] == 2048
+    # One curve: the stopped trial's reports, then the rest of the run.
+    curve = second.intermediate_values
+    assert sorted(curve) == [1024, 2048, 3072, 4096]
+    assert {s: curve[s] for s in (1024, 2048)} == first.intermediate_values
+    assert repeat.attrs["samples"] == 4096
+    assert not (tmp_path / "checkpoints" / study.study_name / "trial-0").exists()  # taken over
+
+    # It continued the stopped run: the same curve as one run of that configuration unstopped.
+    whole = optuna.create_study(storage=f"sqlite:///{tmp_path / 'w.db'}")
+    unstopped = run_at(whole, objective, 0.01)
+    assert list(unstopped.intermediate_values.values()) == pytest.approx(list(curve.values()), abs=1e-6)
+
+    # A third repeat is a duplicate of the resumed trial (its outcome), not of the stopped one.
+    third = TrialRecord.of(run_at(study, objective, 0.01))
+    assert third.status == "duplicate" and third.attrs["duplicate_of"] == second.number
