@@ -13,7 +13,7 @@ from pathlib import Path
 import optuna
 import pytest
 import yaml
-from test_cli import cli  # the in-process CLI runner
+from cli_runner import cli  # the in-process CLI runner
 
 SPACE = {
     "peak_lr": 0.02,

@@ -17,52 +17,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from convtune.cli import main
+from cli_runner import cli
+from specs import CLI_SPACE, CLI_SPEC
 
 REPO = Path(__file__).resolve().parent.parent
-
-TINY_SPACE = {
-    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
-    "warmup_steps": {"low": 0, "high": 20},
-    "horizon_samples": 8192,
-    "schedule": {"choices": ["cosine", "cyclic"], "cyclic": {"half_period_steps": {"low": 10, "high": 40}}},
-    "micro_batch_size": {"choices": [16, 32]},
-    "optimizer": {"choices": ["adamw", "sgd"], "adamw": {"weight_decay": {"low": 0.0, "high": 0.1}}},
-    "precision": "fp32",
-}
-TINY_SPEC = {
-    "workload": "digits",
-    "space": "space.yaml",
-    "target": "accuracy>=0.9",
-    "cost": "samples",
-    "max_cost": 8192,
-    "eval_every": {"samples": 1024},
-    "pruner": "none",
-    "seed": 0,
-}
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run ``convtune ARGS`` in-process; return (exit status, stdout, stderr)."""
-    argv = sys.argv
-    sys.argv = ["convtune", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A temporary project directory holding a tiny spec and space; the CWD for the test."""
-    (tmp_path / "space.yaml").write_text(yaml.safe_dump(TINY_SPACE))
-    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(TINY_SPEC))
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(CLI_SPACE))
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(CLI_SPEC))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
     return tmp_path
@@ -93,7 +58,7 @@ def test_create_run_show_best(project: Path, capsys: pytest.CaptureFixture[str])
     if report["measured"] is not None:
         measured = report["measured"]
         assert measured["status"] == "reached"
-        assert 0 < measured["time_to_target"] <= TINY_SPEC["max_cost"]
+        assert 0 < measured["time_to_target"] <= CLI_SPEC["max_cost"]
         assert measured["recipe"]["effective_batch_size"] == measured["recipe"]["micro_batch_size"]
 
     code, out, _ = cli(capsys, "study", "list")
@@ -365,4 +330,4 @@ def test_scripting_version_json_and_plain_progress(project: Path, capsys: pytest
     code, out, _ = cli(capsys, "study", "list", "--json")
     (listed,) = json.loads(out)
     assert code == 0 and listed["study"] == "tiny" and listed["trials"] == 2
-    assert listed["target"] == TINY_SPEC["target"] and listed["cost"] == TINY_SPEC["cost"]
+    assert listed["target"] == CLI_SPEC["target"] and listed["cost"] == CLI_SPEC["cost"]
