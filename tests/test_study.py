@@ -130,7 +130,8 @@ def test_a_configuration_trained_before_is_not_trained_again(tmp_path: Path) -> 
     # peak_lr has two choices: the third trial and on repeat one of the first two.
     url = f"sqlite:///{tmp_path / 'twin.db'}"
     space = {**SPACE, "peak_lr": {"choices": [0.05, 0.2]}}
-    create_study("twin", tiny_spec(space=space, sampler="random"), url)
+    # Two evaluations per trial are enough to tell a rerun from a reuse (what this test is about).
+    create_study("twin", tiny_spec(space=space, sampler="random", max_cost=2048), url)
     study, _ = open_study("twin", url)
     study.enqueue_trial({"peak_lr": 0.05})
     study.enqueue_trial({"peak_lr": 0.2})
@@ -165,7 +166,7 @@ def test_a_nearly_identical_configuration_reuses_the_outcome(tmp_path: Path) -> 
         return study.trials[-1]
 
     study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'near.db'}")
-    objective = Objective(tiny_spec(space=space))
+    objective = Objective(tiny_spec(space=space, max_cost=2048))  # two evaluations a trial
     first = run_at(study, objective, 0.05)
     near = run_at(study, objective, 0.05 * 1.1)  # ln 1.1 / ln 100: 2% of the log width
     far = run_at(study, objective, 0.05 * 1.5)  # 9%
@@ -176,7 +177,7 @@ def test_a_nearly_identical_configuration_reuses_the_outcome(tmp_path: Path) -> 
     assert far.user_attrs["status"] != "duplicate" and far.intermediate_values
 
     exact_only = optuna.create_study(storage=f"sqlite:///{tmp_path / 'exact.db'}")
-    objective = Objective(tiny_spec(space=space, duplicate_tolerance=0.0))
+    objective = Objective(tiny_spec(space=space, duplicate_tolerance=0.0, max_cost=2048))
     run_at(exact_only, objective, 0.05)
     again = run_at(exact_only, objective, 0.05 * 1.1)
     assert again.user_attrs["status"] != "duplicate" and again.intermediate_values
