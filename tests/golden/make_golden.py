@@ -4,7 +4,7 @@ Runs the ``convtune`` commands (create, run, show, best, confirm, export, list) 
 ``convtune.cli.main``, the console script's entry point, in a fresh temporary directory and prints every command with its exit status and output. Paths, wall-clock
 figures and dates are replaced by placeholders so two runs print the same bytes; the file
 ``cli_transcript.txt`` next to this script is the saved transcript, and
-``tests/test_golden.py`` compares a fresh run against it.
+``tests/cli/test_golden.py`` compares a fresh run against it.
 
     PYTHONPATH=$PWD python tests/golden/make_golden.py > tests/golden/cli_transcript.txt
 """

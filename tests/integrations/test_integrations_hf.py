@@ -34,7 +34,7 @@ from convtune.pruners import TimeToTargetPruner  # noqa: E402
 from convtune.study import create_study, engine_config, run_study  # noqa: E402
 from convtune.study.objective import penalty_for_cap  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

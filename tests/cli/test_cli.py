@@ -20,7 +20,7 @@ import yaml
 from cli_runner import cli
 from specs import CLI_SPACE, CLI_SPEC
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MAX_COST = 4096
 
 

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from specs import TinyStudy
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "analyze_study.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "analyze_study.ipynb"
 
 
 def test_notebook_in_git_has_no_outputs() -> None:
