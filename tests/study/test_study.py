@@ -36,9 +36,12 @@ def test_reached_trials_rank_above_unreached_and_unreached_by_gap(tmp_path: Path
     url = f"sqlite:///{tmp_path / 'rank.db'}"
     spec = tiny_spec()
     study = create_study("rank", spec, url)
-    for lr in SPACE["peak_lr"]["choices"]:
+    # One LR that reaches, one forecast beyond the cap (unreached but not penalised), two
+    # penalised at different final gaps and one that diverges: every rank this test checks.
+    lrs = (3.0e-2, 1.0e-2, 3.0e-4, 1.0e-4, 1.0e5)
+    for lr in lrs:
         study.enqueue_trial({"peak_lr": lr})
-    run_study("rank", n_trials=len(SPACE["peak_lr"]["choices"]), storage=url)
+    run_study("rank", n_trials=len(lrs), storage=url)
 
     study, _ = open_study("rank", url)
     trials = study.get_trials(states=(TrialState.COMPLETE,))
@@ -58,6 +61,7 @@ def test_reached_trials_rank_above_unreached_and_unreached_by_gap(tmp_path: Path
             assert trial.user_attrs["extrapolated"] is (trial.user_attrs["status"] != "diverged")
 
     penalised = [t for t in trials if t.value >= penalty(spec, 0.0)]
+    assert len(penalised) >= 3, "the gap order needs penalised trials to order"
     by_value = sorted(penalised, key=lambda t: t.value)
     gaps = [
         t.user_attrs["final_gap"] if t.user_attrs["final_gap"] is not None else math.inf for t in by_value
