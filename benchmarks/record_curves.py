@@ -43,6 +43,8 @@ import torch
 
 from convtune.config.recipe import Recipe
 from convtune.config.target import Target
+from convtune.replay import Grid as ReplayGrid
+from convtune.replay import load_grid as load_replay_grid
 from convtune.study import schedule_for
 from convtune.training.engine import EngineConfig, Progress, train
 from convtune.workloads import build_workload
@@ -218,13 +220,66 @@ def record_one(workload: str, wl: Any, knobs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def grid_knobs(knobs: dict[str, Any]) -> dict[str, Any]:
+    """A recorded run's knobs as the replay grid names them: the recipe's fields, the batch as
+    ``global_batch_size`` (32x2 replays 64x1: the same samples per step), ``lr_level`` a label."""
+    return {
+        "optimizer": knobs["optimizer"],
+        "peak_lr": knobs["peak_lr"],
+        "lr_level": knobs["lr_level"],
+        "global_batch_size": knobs["micro_batch_size"] * knobs["grad_accum_steps"],
+        "schedule": knobs["schedule"],
+        "warmup_steps": knobs["warmup_steps"],
+    }
+
+
+def replay_grid(workload: str, path: Path = DATA, seeds: Any = (0,), *extra: Path) -> ReplayGrid:
+    """The recorded curves of ``workload`` as a convtune replay grid (``docs/replay.md``), for
+    :mod:`convtune.replay`'s executor and studies: the runs of the training ``seeds`` in
+    ``path`` (``None``: every seed) and every run in the ``extra`` files. A grid point recorded
+    twice with one seed keeps its last run."""
+    w = WORKLOADS[workload]
+    header = {
+        "convtune_grid": 1,
+        "workload": workload,
+        "metric": w["metric"],
+        "direction": "minimize" if w["metric"].endswith("loss") else "maximize",
+        "knobs": {
+            "optimizer": {"type": "categorical", "choices": list(w["lr"])},
+            "peak_lr": {"type": "float", "log": True},
+            "lr_level": {"type": "int"},
+            "global_batch_size": {"type": "int"},
+            "schedule": {"type": "categorical", "choices": SCHEDULES},
+            "warmup_steps": {"type": "int"},
+        },
+        "snap": "nearest",
+        "horizon_samples": w["horizon"],
+        "eval_every_samples": w["eval_every"],
+    }
+    runs = [r for r in load_curves(path, workload) if seeds is None or r["knobs"].get("seed", 0) in seeds]
+    for other in extra:
+        runs += load_curves(other, workload)
+    lines: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        seed = int(run["knobs"].get("seed", 0))
+        knobs = grid_knobs(run["knobs"])
+        lines[json.dumps([knobs, seed], sort_keys=True)] = {
+            "knobs": knobs,
+            "seed": seed,
+            "status": "diverged" if run["status"] == "diverged" else "complete",
+            "horizon_samples": run["budget_samples"],
+            "recipe": run["recipe"],
+            "schedule": run["schedule"],
+            "curve": run["evals"],
+        }
+    return load_replay_grid([header, *lines.values()])
+
+
 def fastest(workload: str, points: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
     """The ``n`` of ``points`` that reached the default target soonest in the seed-0 recording."""
-    from pruning import load_grid  # here, not at the top: pruning imports this module
-
-    recorded = load_grid(workload, Target.parse(DEFAULT_TARGETS[workload]), DATA)
-    ttt = {knob_key(workload, curve.knobs): curve.ttt for curve in recorded.values()}
-    return sorted(points, key=lambda k: ttt.get(knob_key(workload, k), math.inf))[:n]
+    recorded = replay_grid(workload)
+    ttt = recorded.true_time_to_target(Target.parse(DEFAULT_TARGETS[workload]), "samples")
+    return sorted(points, key=lambda k: ttt.get(recorded.key(grid_knobs(k)), math.inf))[:n]
 
 
 def main(argv: list[str] | None = None) -> int:

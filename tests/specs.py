@@ -1,5 +1,6 @@
-"""Study specs for tests: a tiny digits study, cost in samples, no pruner, seed 0; and the
-shape of the session's shared tiny study (the ``tiny_study`` fixture in ``conftest.py``)."""
+"""Study specs for tests: a tiny digits study, cost in samples, no pruner, seed 0; the CLI
+tests' tiny spec files (also the golden transcript's); and the shape of the session's shared tiny
+study (the ``tiny_study`` fixture in ``conftest.py``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,28 @@ def digits_spec(space: dict[str, Any], **fields: Any) -> StudySpec:
     }
     return StudySpec.from_dict(data | fields)
 
+
+# The CLI tests' spec files (``space.yaml`` and the spec naming it); tests/golden/make_golden.py
+# runs the same study with the default pruner.
+CLI_SPACE = {
+    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
+    "warmup_steps": {"low": 0, "high": 20},
+    "horizon_samples": 8192,
+    "schedule": {"choices": ["cosine", "cyclic"], "cyclic": {"half_period_steps": {"low": 10, "high": 40}}},
+    "micro_batch_size": {"choices": [16, 32]},
+    "optimizer": {"choices": ["adamw", "sgd"], "adamw": {"weight_decay": {"low": 0.0, "high": 0.1}}},
+    "precision": "fp32",
+}
+CLI_SPEC = {
+    "workload": "digits",
+    "space": "space.yaml",
+    "target": "accuracy>=0.9",
+    "cost": "samples",
+    "max_cost": 8192,
+    "eval_every": {"samples": 1024},
+    "pruner": "none",
+    "seed": 0,
+}
 
 TINY_SPACE = {
     "peak_lr": {"choices": [3.0e-3, 1.0e-2]},

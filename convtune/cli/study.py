@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import math
 import shlex
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -199,10 +201,62 @@ def study_run(
     SIGTERM (a scheduler preempting the job) does the same but re-queues the trial(s) and exits
     with 143. The same command resumes the study.
     """
+    from convtune.execution.launcher import check_nodes
+    from convtune.study import open_study
+
+    launch = _launch_options(
+        n_trials=n_trials,
+        timeout=timeout,
+        world_size=world_size,
+        executor=executor,
+        workers=workers,
+        nnodes=nnodes,
+        rdzv_endpoint=rdzv_endpoint,
+        rdzv_id=rdzv_id,
+        collective_timeout=collective_timeout,
+        local_workers=local_workers,
+    )
+    _, spec = open_study(name, storage)
+    check_nodes(spec, launch)  # a command workload with --nnodes > 1: one line, exit 2
+    if workers > 1:
+        _run_workers(name, spec, workers, n_trials, timeout, storage, world_size, executor, launch, as_json)
+        return
+    run_kwargs = dict(
+        n_trials=n_trials,
+        timeout=timeout,
+        storage=storage,
+        world_size=world_size,
+        executor=executor,
+        launch=launch,
+        local_workers=local_workers,
+    )
+    if as_json or not console.is_terminal:
+        study = _run_here(name, _plain_progress(spec, to_stderr=as_json), **run_kwargs)
+        _print_summary(name, study, spec, storage, as_json)
+        return
+    with _progress_bar(spec, n_trials) as (on_event, stop_bar):
+        study = _run_here(name, on_event, before_exit=stop_bar, **run_kwargs)
+    _print_summary(name, study, spec, storage)
+
+
+def _launch_options(
+    *,
+    n_trials: int | None,
+    timeout: float | None,
+    world_size: int | None,
+    executor: str,
+    workers: int,
+    nnodes: int,
+    rdzv_endpoint: str | None,
+    rdzv_id: str,
+    collective_timeout: float,
+    local_workers: int,
+) -> Any:
+    """Check ``study run``'s options (one typed error naming the bad one) and build the launch
+    options; a missing or malformed ``--rdzv-endpoint`` fails here, before any trial."""
     from convtune.errors import ConfigError
-    from convtune.execution.launcher import LaunchOptions, check_nodes
-    from convtune.report.dashboard import DashboardHooks
-    from convtune.study import Preempted, TrialEvent, check_run_arguments, open_study, preemptible, run_study
+    from convtune.execution.launcher import LaunchOptions
+    from convtune.study import check_run_arguments
 
     check_run_arguments(n_trials=n_trials, timeout=timeout, world_size=world_size, executor=executor)
     if workers < 1:
@@ -217,7 +271,6 @@ def study_run(
             where="--collective-timeout",
             fix="give a positive number of seconds",
         )
-
     launch = LaunchOptions(
         nnodes=nnodes,
         rdzv_endpoint=rdzv_endpoint,
@@ -226,32 +279,37 @@ def study_run(
         local_workers=local_workers,
     )
     if nnodes > 1:
-        launch.channel_address()  # a missing or malformed --rdzv-endpoint fails before any trial
+        launch.channel_address()
+    return launch
 
-    _, spec = open_study(name, storage)
-    check_nodes(spec, launch)  # a command workload with --nnodes > 1: one line, exit 2
-    if workers > 1:
-        _run_workers(name, spec, workers, n_trials, timeout, storage, world_size, executor, launch, as_json)
-        return
-    if as_json or not console.is_terminal:
-        try:
-            with preemptible():
-                study = run_study(
-                    name,
-                    n_trials=n_trials,
-                    timeout=timeout,
-                    storage=storage,
-                    on_event=_plain_progress(spec, to_stderr=as_json),
-                    world_size=world_size,
-                    executor=executor,
-                    launch=launch,
-                    local_workers=local_workers,
-                    hooks=DashboardHooks,
-                )
-        except KeyboardInterrupt as stop:
-            _interrupted(name, storage, preempted=isinstance(stop, Preempted))
-        _print_summary(name, study, spec, storage, as_json)
-        return
+
+def _run_here(
+    name: str,
+    on_event: Callable[[Any], None],
+    *,
+    storage: str | None,
+    before_exit: Callable[[], None] = lambda: None,
+    **run_kwargs: Any,
+) -> Any:
+    """Run the study in this process; Ctrl-C or SIGTERM ends the command (130 or 143) with the
+    line that says how to resume, after ``before_exit`` (a progress bar stops first)."""
+    from convtune.report.dashboard import DashboardHooks
+    from convtune.study import Preempted, preemptible, run_study
+
+    try:
+        with preemptible():
+            return run_study(name, storage=storage, on_event=on_event, hooks=DashboardHooks, **run_kwargs)
+    except KeyboardInterrupt as stop:
+        before_exit()
+        _interrupted(name, storage, preempted=isinstance(stop, Preempted))
+
+
+@contextmanager
+def _progress_bar(
+    spec: Any, n_trials: int | None
+) -> Iterator[tuple[Callable[[Any], None], Callable[[], None]]]:
+    """A terminal's progress: a bar over trials and one over the running trial's cost; yields
+    ``on_event`` for :func:`run_study` and the bar's ``stop``."""
     unit = "samples" if spec.cost == "samples" else "s"
     cap = spec.max_cost if math.isfinite(spec.max_cost) else None
     with Progress(
@@ -267,7 +325,7 @@ def study_run(
         current = progress.add_task("trial", total=cap, info="", visible=False)
         best: list[float] = []
 
-        def on_event(event: TrialEvent) -> None:
+        def on_event(event: Any) -> None:
             if event.kind == "eval":
                 progress.update(
                     current,
@@ -287,24 +345,7 @@ def study_run(
             progress.update(trials_task, advance=1, info=info)
             progress.reset(current, total=cap, visible=False)
 
-        try:
-            with preemptible():
-                study = run_study(
-                    name,
-                    n_trials=n_trials,
-                    timeout=timeout,
-                    storage=storage,
-                    on_event=on_event,
-                    world_size=world_size,
-                    executor=executor,
-                    launch=launch,
-                    local_workers=local_workers,
-                    hooks=DashboardHooks,
-                )
-        except KeyboardInterrupt as stop:
-            progress.stop()
-            _interrupted(name, storage, preempted=isinstance(stop, Preempted))
-    _print_summary(name, study, spec, storage)
+        yield on_event, progress.stop
 
 
 def _plain_progress(spec: Any, *, to_stderr: bool = False) -> Any:
@@ -360,7 +401,7 @@ def _study_command(verb: str, name: str, storage: str | None) -> str:
     )
 
 
-def _interrupted(name: str, storage: str | None, preempted: bool = False) -> None:
+def _interrupted(name: str, storage: str | None, preempted: bool = False) -> NoReturn:
     """Ctrl-C: exit status 130 (click would say "Aborted!" and exit 1); SIGTERM: 143."""
     again = _study_command("run", name, storage)
     what = (
@@ -625,13 +666,7 @@ def study_show(
     ] = False,
 ) -> None:
     """Show every trial: status, time-to-target (measured or forecast) and its knobs."""
-    from convtune.study import open_study
-
-    study, spec = open_study(name, storage)
-    if as_json:
-        print(json.dumps(_trials_json(study), indent=2, default=str))
-        return
-    _print_trials(study, spec)
+    _print_study(name, storage, as_json, lambda study, _spec: _trials_json(study), _print_trials)
 
 
 @study_app.command("best")
@@ -644,13 +679,25 @@ def study_best(
 ) -> None:
     """The fastest configuration to the target, with its time-to-target."""
     from convtune.report.best import best_report
+
+    _print_study(name, storage, as_json, best_report, lambda study, spec: _print_best(study, spec, storage))
+
+
+def _print_study(
+    name: str,
+    storage: str | None,
+    as_json: bool,
+    as_data: Callable[[Any, Any], Any],
+    as_text: Callable[[Any, Any], None],
+) -> None:
+    """Open study ``name`` and print ``as_data(study, spec)`` as JSON, or ``as_text`` it."""
     from convtune.study import open_study
 
     study, spec = open_study(name, storage)
     if as_json:
-        print(json.dumps(best_report(study, spec), indent=2, default=str))
+        print(json.dumps(as_data(study, spec), indent=2, default=str))
         return
-    _print_best(study, spec, storage)
+    as_text(study, spec)
 
 
 @study_app.command("delete")

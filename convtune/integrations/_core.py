@@ -298,13 +298,16 @@ def trial_value(
     Reached: the measured time-to-target (``status: reached``). Stopped by the pruner or ended
     without reaching: a forecast beyond what it spent (``status: stopped``/``budget``,
     ``extrapolated: true``), never a penalty; a stop is a pause, not a verdict. Diverged, or no
-    finite forecast: a penalty above every reachable value (``20 × max_cost``, else 20 × the
-    cost spent), and ``status: diverged`` with ``Trial.set_constraint("diverged", 1)``. Every
+    finite forecast below the penalty: the study objective's penalty
+    (:func:`convtune.study.objective.penalty_for_cap`: 10 to 20 × ``max_cost`` by the final gap to
+    the target; no cap, no scale: from 1e12), and when diverged ``status: diverged`` with
+    ``Trial.set_constraint("diverged", 1)``. Every
     trial so ends COMPLETE: loops that read ``study.best_trial`` (the Trainer's
     ``hyperparameter_search``) always find one. Values are in the reported cost unit (samples,
     or seconds for millisecond steps: ``step_scale=1000``).
     """
     from convtune.curves import time_to_target
+    from convtune.study.objective import penalty_base_for_cap, penalty_for_cap
 
     study = trial.study
     pruner = study.pruner
@@ -315,7 +318,9 @@ def trial_value(
     values = [float(v) if v is not None else math.nan for _, v in items]
     spent = costs[-1] / step_scale if costs else 0.0
     cap = max_cost if max_cost is not None else getattr(pruner, "_max_cost", None)
-    penalty = 20.0 * (cap if cap else max(spent, 1.0))
+    cap = float(cap) if cap else math.inf
+    finite = [v for v in values if math.isfinite(v)]
+    penalty = penalty_for_cap(cap, goal.gap(finite[-1]) if finite else math.inf)
     measured = time_to_target(costs, values, goal) / step_scale if costs else math.inf
     attrs: dict[str, Any]
     if math.isfinite(measured) and not diverged:
@@ -333,7 +338,7 @@ def trial_value(
             estimate = forecast.estimate / step_scale
         else:
             attrs = {}
-        beyond = math.isfinite(estimate) and estimate > spent and estimate < penalty
+        beyond = math.isfinite(estimate) and estimate > spent and estimate < penalty_base_for_cap(cap)
         value = estimate if beyond else penalty
         attrs.update(
             status="stopped" if stopped else "budget",

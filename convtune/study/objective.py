@@ -101,15 +101,26 @@ def penalty(spec: StudySpec, final_gap: float) -> float:
         >>> penalty(spec, 0.0), penalty(spec, 1.0), penalty(spec, math.inf)
         (10000.0, 15000.0, 20000.0)
     """
-    base = penalty_base(spec)
+    return penalty_for_cap(spec.max_cost, final_gap)
+
+
+def penalty_base(spec: StudySpec) -> float:
+    """The lowest penalty, and the ceiling below which a forecast is kept as a trial's value."""
+    return penalty_base_for_cap(spec.max_cost)
+
+
+def penalty_for_cap(max_cost: float, final_gap: float) -> float:
+    """:func:`penalty` for callers that know the cost cap but hold no spec (the Trainer and
+    Lightning integrations' ``trial_value``): one penalty rule for every convtune trial."""
+    base = penalty_base_for_cap(max_cost)
     gap = max(0.0, final_gap) if math.isfinite(final_gap) else math.inf
     share = 1.0 if math.isinf(gap) else gap / (1.0 + gap)  # 0 → 0, ∞ → 1, monotone
     return base * (1.0 + (PENALTY_CEILING / PENALTY_FLOOR - 1.0) * share)
 
 
-def penalty_base(spec: StudySpec) -> float:
-    """The lowest penalty, and the ceiling below which a forecast is kept as a trial's value."""
-    return PENALTY_FLOOR * spec.max_cost if math.isfinite(spec.max_cost) else _UNBOUNDED_BASE
+def penalty_base_for_cap(max_cost: float) -> float:
+    """:func:`penalty_base` for a cost cap (``inf``: no cap)."""
+    return PENALTY_FLOOR * max_cost if math.isfinite(max_cost) else _UNBOUNDED_BASE
 
 
 # ---- creating and opening studies -------------------------------------------------------------

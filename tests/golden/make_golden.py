@@ -4,7 +4,7 @@ Runs the ``convtune`` commands (create, run, show, best, confirm, export, list) 
 ``convtune.cli.main``, the console script's entry point, in a fresh temporary directory and prints every command with its exit status and output. Paths, wall-clock
 figures and dates are replaced by placeholders so two runs print the same bytes; the file
 ``cli_transcript.txt`` next to this script is the saved transcript, and
-``tests/test_golden.py`` compares a fresh run against it.
+``tests/cli/test_golden.py`` compares a fresh run against it.
 
     PYTHONPATH=$PWD python tests/golden/make_golden.py > tests/golden/cli_transcript.txt
 """
@@ -24,24 +24,12 @@ from typing import Any
 
 import yaml
 
-SPACE = {
-    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
-    "warmup_steps": {"low": 0, "high": 20},
-    "horizon_samples": 8192,
-    "schedule": {"choices": ["cosine", "cyclic"], "cyclic": {"half_period_steps": {"low": 10, "high": 40}}},
-    "micro_batch_size": {"choices": [16, 32]},
-    "optimizer": {"choices": ["adamw", "sgd"], "adamw": {"weight_decay": {"low": 0.0, "high": 0.1}}},
-    "precision": "fp32",
-}
-SPEC = {
-    "workload": "digits",
-    "space": "space.yaml",
-    "target": "accuracy>=0.9",
-    "cost": "samples",
-    "max_cost": 8192,
-    "eval_every": {"samples": 1024},
-    "seed": 0,
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: specs.py
+from specs import CLI_SPACE, CLI_SPEC  # noqa: E402
+
+# test_cli's tiny spec files, with the default pruner.
+SPACE = CLI_SPACE
+SPEC = {key: value for key, value in CLI_SPEC.items() if key != "pruner"}
 COMMANDS = [
     ["study", "create", "golden", "--config", "golden.yaml"],
     ["study", "run", "golden", "--n-trials", "6"],

@@ -16,7 +16,7 @@ from convtune.execution.launcher import ElasticExecutor, LaunchOptions, ScriptEx
 from convtune.training.engine import EngineConfig, Progress
 from convtune.training.stops import StopRules
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/: the helper scripts
 SCRIPT = str(HERE / "_reporting_script.py")
 WORKLOAD = f"{HERE / '_launcher_workloads.py'}:Linear"
 

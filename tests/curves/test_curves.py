@@ -123,7 +123,7 @@ def test_interval_coverage_near_its_level() -> None:
         covered += f.low <= true <= f.high
     # Calibrated on recorded curves, whose extrapolations miss far more than a clean power law,
     # the interval over-covers here; the test of coverage within bounds calibrates on the family
-    # itself (tests/test_forecast_honesty.py).
+    # itself (tests/curves/test_forecast_honesty.py).
     assert covered >= 0.65 * 200
 
 

@@ -14,7 +14,7 @@ from convtune.config.recipe import Recipe, load_recipe
 from convtune.config.space import SearchSpace, load_space
 from convtune.errors import ConfigError
 
-SPACES_DIR = Path(__file__).resolve().parents[1] / "search_spaces"
+SPACES_DIR = Path(__file__).resolve().parents[2] / "search_spaces"
 SHIPPED = ("default", "transformer", "large_batch")
 N_RECIPES = 200
 CONDITIONAL_PARENTS = ("schedule", "optimizer")

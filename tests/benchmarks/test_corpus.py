@@ -18,7 +18,7 @@ from convtune.config.recipe import Recipe
 from convtune.config.schedules import SCHEDULES
 from convtune.curves import LRSchedule
 
-BENCHMARKS = str(Path(__file__).resolve().parent.parent / "benchmarks")
+BENCHMARKS = str(Path(__file__).resolve().parents[2] / "benchmarks")
 # Two cheap workloads, their planned runs cut to 2,048 samples (16 evaluations) for speed.
 WORKLOADS = ("regression_r2", "logreg_digits")
 

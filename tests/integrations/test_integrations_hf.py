@@ -32,8 +32,9 @@ from convtune.export import ExportDocument, export  # noqa: E402
 from convtune.integrations import transformers as ct  # noqa: E402
 from convtune.pruners import TimeToTargetPruner  # noqa: E402
 from convtune.study import create_study, engine_config, run_study  # noqa: E402
+from convtune.study.objective import penalty_for_cap  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -411,5 +412,9 @@ def test_a_non_finite_training_loss_ends_an_optuna_trial_as_diverged(tmp_path: P
     assert (
         trial.user_attrs["status"] == "diverged" and "non-finite training loss" in trial.user_attrs["reason"]
     )
-    assert trial.value == 20 * 8 * 40 and trial.constraints == {"diverged": 1.0}
+    # The penalty of a diverged `convtune study run` trial: 10 to 20 × max_cost, by the gap to the
+    # target at the last finite report (eval_loss before the NaN).
+    finite = [v for _, v in sorted(trial.intermediate_values.items()) if math.isfinite(v)]
+    assert finite and trial.value == penalty_for_cap(8 * 40, finite[-1] - 0.01)
+    assert 10 * 8 * 40 < trial.value < 20 * 8 * 40 and trial.constraints == {"diverged": 1.0}
     assert steps == [8]  # the first log after the loss turned NaN (step 7), not the planned 40

@@ -261,7 +261,7 @@ def test_python_export_writes_study_strings_as_data_never_code(tmp_path: Path) -
     assert module.SCHEDULE_PARAMS["anneal_strategy"] == evil
     assert module.META["study"] == f"x\n{evil}" and module.META["target"] == evil
     # Only the one data line differs from the shipped template.
-    template = (Path(__file__).parent.parent / "convtune" / "export" / "_template.py").read_text()
+    template = (Path(__file__).resolve().parents[2] / "convtune" / "export" / "_template.py").read_text()
     changed = set(path.read_text().splitlines()) - set(template.splitlines())
     assert len(changed) == 1 and next(iter(changed)).startswith("_DOCUMENT = ")
     with pytest.raises(ValueError):  # an unknown strategy is torch's error at build time, not code

@@ -17,52 +17,20 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_runner import cli
+from specs import CLI_SPACE, CLI_SPEC
 
-from convtune.cli import main
-
-REPO = Path(__file__).resolve().parent.parent
-
-TINY_SPACE = {
-    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
-    "warmup_steps": {"low": 0, "high": 20},
-    "horizon_samples": 8192,
-    "schedule": {"choices": ["cosine", "cyclic"], "cyclic": {"half_period_steps": {"low": 10, "high": 40}}},
-    "micro_batch_size": {"choices": [16, 32]},
-    "optimizer": {"choices": ["adamw", "sgd"], "adamw": {"weight_decay": {"low": 0.0, "high": 0.1}}},
-    "precision": "fp32",
-}
-TINY_SPEC = {
-    "workload": "digits",
-    "space": "space.yaml",
-    "target": "accuracy>=0.9",
-    "cost": "samples",
-    "max_cost": 8192,
-    "eval_every": {"samples": 1024},
-    "pruner": "none",
-    "seed": 0,
-}
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run ``convtune ARGS`` in-process; return (exit status, stdout, stderr)."""
-    argv = sys.argv
-    sys.argv = ["convtune", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr()
-    return code, out, err
+REPO = Path(__file__).resolve().parents[2]
+MAX_COST = 4096
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A temporary project directory holding a tiny spec and space; the CWD for the test."""
-    (tmp_path / "space.yaml").write_text(yaml.safe_dump(TINY_SPACE))
-    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(TINY_SPEC))
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(CLI_SPACE))
+    # A trial that has not reached the target by half its planned run stops there: what these
+    # tests check does not need the second half (the golden transcript runs the full spec).
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump({**CLI_SPEC, "max_cost": MAX_COST}))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
     return tmp_path
@@ -93,7 +61,7 @@ def test_create_run_show_best(project: Path, capsys: pytest.CaptureFixture[str])
     if report["measured"] is not None:
         measured = report["measured"]
         assert measured["status"] == "reached"
-        assert 0 < measured["time_to_target"] <= TINY_SPEC["max_cost"]
+        assert 0 < measured["time_to_target"] <= MAX_COST
         assert measured["recipe"]["effective_batch_size"] == measured["recipe"]["micro_batch_size"]
 
     code, out, _ = cli(capsys, "study", "list")
@@ -326,13 +294,13 @@ def test_ctrl_c_while_the_summary_prints_exits_130_with_every_trial_stored(
 
     print_best = convtune.cli.study._print_best
     monkeypatch.setattr(convtune.cli.study, "_print_best", ctrl_c)
-    code, _, err = cli(capsys, "study", "run", "tiny", "--n-trials", "2")
+    code, _, err = cli(capsys, "study", "run", "tiny", "--n-trials", "1")
     assert code == 130
     assert "every trial is stored" in err and "convtune study best tiny" in err
     assert "Traceback" not in err
     monkeypatch.setattr(convtune.cli.study, "_print_best", print_best)
     code, out, _ = cli(capsys, "study", "best", "tiny", "--json")
-    assert code == 0 and json.loads(out)["n_trials"] == 2
+    assert code == 0 and json.loads(out)["n_trials"] == 1
 
 
 def test_scripting_version_json_and_plain_progress(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -365,4 +333,4 @@ def test_scripting_version_json_and_plain_progress(project: Path, capsys: pytest
     code, out, _ = cli(capsys, "study", "list", "--json")
     (listed,) = json.loads(out)
     assert code == 0 and listed["study"] == "tiny" and listed["trials"] == 2
-    assert listed["target"] == TINY_SPEC["target"] and listed["cost"] == TINY_SPEC["cost"]
+    assert listed["target"] == CLI_SPEC["target"] and listed["cost"] == CLI_SPEC["cost"]

@@ -17,7 +17,7 @@ from convtune.execution.launcher import ElasticExecutor, LaunchOptions
 from convtune.training.engine import EngineConfig, train
 from convtune.workloads import build_workload
 
-WORKLOAD = f"{Path(__file__).parent / '_launcher_workloads.py'}:Linear"
+WORKLOAD = f"{Path(__file__).resolve().parents[1] / '_launcher_workloads.py'}:Linear"
 CONFIG = EngineConfig(
     eval_every=4, eval_unit="steps", cost="samples", max_cost=8 * 16, seed=3
 )  # 8 steps of 16 samples

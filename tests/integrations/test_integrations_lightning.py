@@ -29,7 +29,7 @@ from convtune.integrations import lightning as ct  # noqa: E402
 from convtune.pruners import TimeToTargetPruner  # noqa: E402
 from convtune.study import create_study, run_study  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUIET = {
     "logger": False,
     "enable_progress_bar": False,

@@ -26,7 +26,7 @@ from convtune.config.spec import StudySpec
 from convtune.study import create_study, run_study
 from convtune.study.objective import PENALTY_CEILING
 
-SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "img" / "dashboard.png"
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "dashboard.png"
 VIEWPORT = {"width": 1280, "height": 800}
 CHROMIUM_ARGS = [
     "--headless",

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 
 def test_cli_transcript_matches_golden() -> None:

@@ -25,7 +25,7 @@ from convtune.storage import open_storage
 from convtune.study import create_study, run_study
 from convtune.training.engine import EngineConfig
 
-WORKLOAD = f"{Path(__file__).parent / '_launcher_workloads.py'}:Linear"
+WORKLOAD = f"{Path(__file__).resolve().parents[1] / '_launcher_workloads.py'}:Linear"
 RECIPE = Recipe(
     peak_lr=0.05,
     horizon_samples=10_000,

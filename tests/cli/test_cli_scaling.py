@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_cli import cli  # the in-process CLI runner
+from cli_runner import cli  # the in-process CLI runner
 
 SPACE = {
     "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},

@@ -1,6 +1,6 @@
 """The bad input table: every user mistake is one line naming the field and the fix, exit 2.
 
-No traceback, and nothing written: no study, no trial, no output file. ``tests/test_cli.py`` holds
+No traceback, and nothing written: no study, no trial, no output file. ``tests/cli/test_cli.py`` holds
 the create-time cases (spec, space and workload files); this table adds run-time flags, storage
 URLs and the environment, workers, targets and export files.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import optuna
 import pytest
 import yaml
-from test_cli import cli  # the in-process CLI runner
+from cli_runner import cli  # the in-process CLI runner
 
 SPACE = {
     "peak_lr": 0.02,

@@ -14,8 +14,9 @@ from urllib.parse import quote
 
 import pytest
 import yaml
+from cli_runner import cli
 from services import drop_postgres_study, postgres_url, tag
-from test_cli import TINY_SPACE, TINY_SPEC, cli
+from specs import CLI_SPACE, CLI_SPEC
 
 from convtune.storage import redact, resolve_storage_url, strip_password, url_secrets
 
@@ -106,8 +107,8 @@ def test_no_password_reaches_storage_artifacts_exports_or_output(
     secret_url = (
         f"postgresql://bob:{password}@db.example:5432/studies?sslpassword={quote(password, safe='')}x"
     )
-    (tmp_path / "space.yaml").write_text(yaml.safe_dump(TINY_SPACE))
-    (tmp_path / "spec.yaml").write_text(yaml.safe_dump({**TINY_SPEC, "storage": secret_url}))
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(CLI_SPACE))
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump({**CLI_SPEC, "storage": secret_url}))
     texts = _exercise(capsys, "s", ["--storage", f"sqlite:///{tmp_path / 'studies' / 'c.db'}"])
     # An unreachable storage's error names it, redacted.
     code, out, err = cli(
@@ -116,7 +117,7 @@ def test_no_password_reaches_storage_artifacts_exports_or_output(
     assert code == 2 and "cannot open storage" in err
     texts.append(out + err)
     # A rotated password is the same study, not "differs in: storage".
-    rotated = yaml.safe_dump({**TINY_SPEC, "storage": secret_url.replace(password, "rotated-pw")})
+    rotated = yaml.safe_dump({**CLI_SPEC, "storage": secret_url.replace(password, "rotated-pw")})
     (tmp_path / "spec.yaml").write_text(rotated)
     code, out, err = cli(
         capsys,
@@ -142,8 +143,8 @@ def test_no_password_reaches_a_postgresql_study(
         pytest.skip("needs a password-less CONVTUNE_TEST_POSTGRES (user@host) to add passwords to")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
-    (tmp_path / "space.yaml").write_text(yaml.safe_dump(TINY_SPACE))
-    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(TINY_SPEC))
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(CLI_SPACE))
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(CLI_SPEC))
     user, rest = base.split("://", 1)[1].split("@", 1)
     scheme = base.split("://", 1)[0]
     for password in HOSTILE[::2]:

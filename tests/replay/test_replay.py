@@ -15,7 +15,7 @@ from convtune.errors import ConfigError
 from convtune.replay import ReplayExecutor, load_grid, replay, replay_spec, summarize
 from convtune.training.engine import EngineConfig, Progress
 
-GRID = Path(__file__).parent / "data" / "tiny_grid.jsonl"
+GRID = Path(__file__).resolve().parents[1] / "data" / "tiny_grid.jsonl"
 TARGET = "val_error<=0.2"
 
 

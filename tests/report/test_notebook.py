@@ -1,18 +1,17 @@
-"""notebooks/analyze_study.ipynb runs headlessly (nbclient, the venv's python3 kernel) on a small
-study made here, and the copy in git carries no outputs."""
+"""notebooks/analyze_study.ipynb runs headlessly (nbclient, the venv's python3 kernel) on the
+session's tiny study, and the copy in git carries no outputs."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
-from test_dashboard import SPACE  # the same tiny study
+from specs import TinyStudy
 
-from convtune.config.spec import StudySpec
-
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "analyze_study.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "analyze_study.ipynb"
 
 
 def test_notebook_in_git_has_no_outputs() -> None:
@@ -22,35 +21,20 @@ def test_notebook_in_git_has_no_outputs() -> None:
             assert not cell.outputs and cell.execution_count is None, "clear the notebook's outputs"
 
 
-def test_notebook_runs_on_a_small_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notebook_runs_on_a_small_study(
+    tiny_study: TinyStudy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from nbclient import NotebookClient
 
-    from convtune.report.dashboard import DashboardHooks
-    from convtune.study import create_study, run_study
-
     # A project laid out as the repository is: the study in studies/convtune.db (the CLI's default),
-    # the kernel started in notebooks/ as `jupyter execute notebooks/…` starts it.
+    # the kernel started in notebooks/ as `jupyter execute notebooks/…` starts it. The study is
+    # the session's tiny one (a baseline and a confirmation run), copied: the notebook only reads.
     (tmp_path / "studies").mkdir()
     (tmp_path / "notebooks").mkdir()
-    url = f"sqlite:///{tmp_path / 'studies' / 'convtune.db'}"
-    spec = StudySpec.from_dict(
-        {
-            "workload": "digits",
-            "space": SPACE,
-            "target": "accuracy>=0.9",
-            "cost": "samples",
-            "max_cost": 6144,
-            "eval_every": {"samples": 1024},
-            "pruner": "none",
-        }
-    )
-    study = create_study("nb", spec, url)
-    study.enqueue_trial({"peak_lr": 3.0e-3}, user_attrs={"baseline": True})
-    study.enqueue_trial({"peak_lr": 1.0e-2})
-    run_study("nb", n_trials=2, storage=url, hooks=DashboardHooks)
+    shutil.copyfile(tiny_study.directory / "study.db", tmp_path / "studies" / "convtune.db")
 
     out = tmp_path / "out"
-    monkeypatch.setenv("CONVTUNE_STUDY", "nb")
+    monkeypatch.setenv("CONVTUNE_STUDY", tiny_study.name)
     monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)  # found from the project root
     monkeypatch.setenv("CONVTUNE_NOTEBOOK_OUT", str(out))
     monkeypatch.setenv("MPLBACKEND", "Agg")
@@ -67,9 +51,9 @@ def test_notebook_runs_on_a_small_study(tmp_path: Path, monkeypatch: pytest.Monk
         if c.cell_type == "code"
         for o in c.outputs
     )
-    assert "study nb: target accuracy>=0.9" in text
+    assert f"study {tiny_study.name}: target accuracy>=0.9" in text
     assert any("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     for name in ("best.yaml", "best.json", "best.hf.json", "best.py"):
         assert (out / name).is_file(), name
-    assert "Traceback" not in text and os.environ.get("CONVTUNE_STUDY") == "nb"
+    assert "Traceback" not in text and os.environ.get("CONVTUNE_STUDY") == tiny_study.name
     assert not (tmp_path / "notebooks" / "studies").exists(), "reading created a database"

@@ -36,9 +36,12 @@ def test_reached_trials_rank_above_unreached_and_unreached_by_gap(tmp_path: Path
     url = f"sqlite:///{tmp_path / 'rank.db'}"
     spec = tiny_spec()
     study = create_study("rank", spec, url)
-    for lr in SPACE["peak_lr"]["choices"]:
+    # One LR that reaches, one forecast beyond the cap (unreached but not penalised), two
+    # penalised at different final gaps and one that diverges: every rank this test checks.
+    lrs = (3.0e-2, 1.0e-2, 3.0e-4, 1.0e-4, 1.0e5)
+    for lr in lrs:
         study.enqueue_trial({"peak_lr": lr})
-    run_study("rank", n_trials=len(SPACE["peak_lr"]["choices"]), storage=url)
+    run_study("rank", n_trials=len(lrs), storage=url)
 
     study, _ = open_study("rank", url)
     trials = study.get_trials(states=(TrialState.COMPLETE,))
@@ -58,6 +61,7 @@ def test_reached_trials_rank_above_unreached_and_unreached_by_gap(tmp_path: Path
             assert trial.user_attrs["extrapolated"] is (trial.user_attrs["status"] != "diverged")
 
     penalised = [t for t in trials if t.value >= penalty(spec, 0.0)]
+    assert len(penalised) >= 3, "the gap order needs penalised trials to order"
     by_value = sorted(penalised, key=lambda t: t.value)
     gaps = [
         t.user_attrs["final_gap"] if t.user_attrs["final_gap"] is not None else math.inf for t in by_value
@@ -130,7 +134,8 @@ def test_a_configuration_trained_before_is_not_trained_again(tmp_path: Path) -> 
     # peak_lr has two choices: the third trial and on repeat one of the first two.
     url = f"sqlite:///{tmp_path / 'twin.db'}"
     space = {**SPACE, "peak_lr": {"choices": [0.05, 0.2]}}
-    create_study("twin", tiny_spec(space=space, sampler="random"), url)
+    # Two evaluations per trial are enough to tell a rerun from a reuse (what this test is about).
+    create_study("twin", tiny_spec(space=space, sampler="random", max_cost=2048), url)
     study, _ = open_study("twin", url)
     study.enqueue_trial({"peak_lr": 0.05})
     study.enqueue_trial({"peak_lr": 0.2})
@@ -165,7 +170,7 @@ def test_a_nearly_identical_configuration_reuses_the_outcome(tmp_path: Path) -> 
         return study.trials[-1]
 
     study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'near.db'}")
-    objective = Objective(tiny_spec(space=space))
+    objective = Objective(tiny_spec(space=space, max_cost=2048))  # two evaluations a trial
     first = run_at(study, objective, 0.05)
     near = run_at(study, objective, 0.05 * 1.1)  # ln 1.1 / ln 100: 2% of the log width
     far = run_at(study, objective, 0.05 * 1.5)  # 9%
@@ -176,7 +181,7 @@ def test_a_nearly_identical_configuration_reuses_the_outcome(tmp_path: Path) -> 
     assert far.user_attrs["status"] != "duplicate" and far.intermediate_values
 
     exact_only = optuna.create_study(storage=f"sqlite:///{tmp_path / 'exact.db'}")
-    objective = Objective(tiny_spec(space=space, duplicate_tolerance=0.0))
+    objective = Objective(tiny_spec(space=space, duplicate_tolerance=0.0, max_cost=2048))
     run_at(exact_only, objective, 0.05)
     again = run_at(exact_only, objective, 0.05 * 1.1)
     assert again.user_attrs["status"] != "duplicate" and again.intermediate_values

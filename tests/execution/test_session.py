@@ -26,7 +26,7 @@ from convtune.execution.launcher import ElasticExecutor, LaunchOptions, MultiNod
 from convtune.study import create_study
 from convtune.training.engine import EngineConfig
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "examples/external_train.py"
 RECIPE = Recipe(peak_lr=0.01, horizon_samples=50_000, micro_batch_size=16, world_size=2, optimizer="adamw")
 CONFIG = EngineConfig(eval_every=256, eval_unit="samples", cost="samples", max_cost=20_000, seed=0)
