@@ -29,6 +29,7 @@ recipe (``CONVTUNE_RECIPE=best.yaml python train.py``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -121,6 +122,11 @@ def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float
             # The worker is gone: nobody records this run any more, so stop.
             return True
         if reply.get("type") == "decision" and reply.get("index") == index:
+            if reply["stop"]:
+                # The stop reached this rank: once every rank says so, the trial's outcome
+                # stands even if a rank crashes while it tears down.
+                with contextlib.suppress(OSError):  # the worker may be gone: nothing to tell
+                    client.send({"type": "ack", "trial": trial, "index": index})
             return bool(reply["stop"])
 
 
