@@ -45,21 +45,25 @@ def worker_id() -> str:
 
 
 def process_started(pid: int) -> str | None:
-    """When process ``pid`` of this host started, as ``boot-id/ticks``; None if there is none.
+    """When process ``pid`` of this host started, as ``boot-id/pid-namespace/ticks``; None if
+    there is none.
 
     Linux only (``/proc``): the start time in clock ticks since boot (``/proc/PID/stat`` field
-    22) and the boot's id, so a PID reused after the process died, or after a reboot, differs.
+    22), with the boot's id, so a PID reused after the process died, or after a reboot, differs;
+    and this process's PID namespace, so containers that share a hostname but not PIDs never
+    judge each other's processes.
     """
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         with open("/proc/sys/kernel/random/boot_id") as f:
             boot = f.read().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
     except OSError:
         return None
     if fields[0] == "Z":  # a zombie has ended all it will do
         return None
-    return f"{boot}/{fields[19]}"
+    return f"{boot}/{namespace}/{fields[19]}"
 
 
 def mark_worker(trial: optuna.Trial) -> None:
@@ -83,8 +87,9 @@ def dead_here(user_attrs: dict[str, Any]) -> bool:
     host, _, pid = worker.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit():
         return False
-    if not os.path.exists("/proc/self/stat"):  # no /proc: cannot tell
-        return False
+    here = process_started(os.getpid())
+    if here is None or here.rsplit("/", 1)[0] != started.rsplit("/", 1)[0]:
+        return False  # no /proc, or another boot or PID namespace: cannot tell from here
     return process_started(int(pid)) != started
 
 
