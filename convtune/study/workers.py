@@ -418,6 +418,7 @@ def _worker_main(
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # Threads per rank: the pinned share of cores / ranks, else cores / (ranks × workers).
     local_workers = 1 if pinned or piece.gpus else workers
+    code = 0
     try:
         # A SIGINT is Ctrl-C only when the supervisor forwarded one; any other is preemption.
         with preemptible(sigint_is_ctrl_c=lambda: shared.stop_signal.value == signal.SIGINT):
@@ -426,18 +427,25 @@ def _worker_main(
             _check_devices(piece)
             _run_worker_trials(index, options, seed, shared, timeout, local_workers, supervisor)
     except Preempted:
-        sys.exit(143)
+        code = 143
     except KeyboardInterrupt:
-        sys.exit(130)
+        code = 130
     except ConvtuneError as exc:
         shared.events.put(("error", exc.one_line()))
-        sys.exit(2)
+        code = 2
     finally:
         with contextlib.suppress(Exception):
             if os.getppid() != supervisor:  # nobody reads the queue any more: don't wait to flush it
                 shared.events.cancel_join_thread()
             shared.events.close()
             shared.events.join_thread()
+    if code in (130, 143):
+        # Stopped, its trial marked and re-queued: exit now. The interpreter's teardown (torch's
+        # modules) takes seconds on a loaded machine, of the ~10 s before a scheduler's SIGKILL.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def _take_slice(piece: Slice) -> bool:
