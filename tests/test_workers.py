@@ -225,3 +225,14 @@ def test_a_worker_is_known_dead_here_by_host_pid_and_start_time() -> None:
     # Another PID namespace (a container sharing the hostname): not judged from here.
     other_ns = started.replace(started.split("/")[1], "pid:[1]")
     assert not dead_here({WORKER_ATTR: f"{host}:{ended.pid}", WORKER_START_ATTR: other_ns})
+
+
+def test_a_worker_checks_the_spec_paths_before_its_first_trial(tmp_path: Path) -> None:
+    """`study create` may run on a login node: a path that is no directory on this host fails
+    the run with one error before any trial is asked."""
+    url = f"sqlite:///{tmp_path / 'paths.db'}"
+    create_study("paths", tiny_spec(checkpoint_dir=str(tmp_path / "ckpt")), url)
+    (tmp_path / "ckpt").write_text("a file where the checkpoints should go")
+    with pytest.raises(ConfigError, match="checkpoint_dir"):
+        run_study("paths", n_trials=1, storage=url)
+    assert open_study("paths", url)[0].trials == []

@@ -40,12 +40,11 @@ def stop_signal_of(returncode: int | None, log: Path) -> str | None:
     except OSError:
         return None
     # The root cause only: torchrun ends the other ranks with SIGTERM itself after a failure.
-    found = re.search(r"Root Cause.*?exitcode\s*:\s*(-2|-15)\b", text, re.S) or re.search(
-        r"Received (?:Signals\.)?(SIGTERM|SIGINT) death signal", text
-    )
-    if found is None:
-        return None
-    return _STOP_SIGNALS.get(int(found.group(1)), "") if found.group(1).startswith("-") else found.group(1)
+    rank = re.search(r"Root Cause.*?exitcode\s*:\s*(-2|-15)\b", text, re.S)
+    if rank is not None:
+        return _STOP_SIGNALS[int(rank.group(1))]
+    agent = re.search(r"Received (?:Signals\.)?(SIGTERM|SIGINT) death signal", text)
+    return agent.group(1) if agent is not None else None
 
 
 def _describe_exit(code: int | None) -> str:

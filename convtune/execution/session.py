@@ -21,6 +21,12 @@ Example::
             if session.report(step=step, samples=step * recipe.effective_batch_size,
                               metrics={"val_loss": evaluate(model)}):
                 break                          # True: the trial is over, on every rank
+    del model                                  # DDP before the process group: a clean exit
+    dist.destroy_process_group()
+
+A rank that crashes after every rank received the stop (its ``report`` returned True) leaves
+the trial's outcome as it was, with the crash among the trial's ``warnings``; a crash before
+that fails the trial.
 
 Outside convtune (no ``CONVTUNE_CHANNEL``) :func:`report` records nothing and returns False, and
 :func:`recipe` reads ``CONVTUNE_RECIPE`` if set: the same script runs on its own with an exported
