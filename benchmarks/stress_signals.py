@@ -121,6 +121,11 @@ def _term_ranks(cli: int, roles: Roles) -> None:
     _kill(roles["rank"], signal.SIGTERM)
 
 
+@pattern("int-ranks", 143, executor="elastic")
+def _int_ranks(cli: int, roles: Roles) -> None:
+    _kill(roles["rank"], signal.SIGINT)
+
+
 @pattern("term-workers", 143, min_workers=2)
 def _term_workers(cli: int, roles: Roles) -> None:
     _kill(roles["worker"], signal.SIGTERM)
