@@ -633,18 +633,19 @@ def _signal_case(
     workers: int,
     send: Callable[[subprocess.Popen[str], dict[str, list[int]]], None],
     executor: str = "auto",
-    ranks: bool = False,
+    ranks: int = 0,
+    extra: tuple[str, ...] = (),
 ) -> tuple[int | None, str, float, list[int]]:
     """Start a run, wait until ``workers`` trials train (and their ranks are up), ``send`` the
     pattern; the exit status, stderr, seconds from the signal until no process remains, and the
     numbers of the trials that were training."""
     tag = services.tag("signals")
     command = ["study", "run", name, "-n", LONG_RUN, "--storage", url, "--workers", str(workers)]
-    proc = _cli([*command, "--executor", executor], tmp_path, tag)
+    proc = _cli([*command, "--executor", executor, *extra], tmp_path, tag)
     try:
         _wait_for(lambda: len(_training(url, name)) >= workers, 120, f"{workers} training trial(s)")
         if ranks:
-            _wait_for(lambda: _roles(tag, proc.pid)["rank"], 30, "the ranks")
+            _wait_for(lambda: len(_roles(tag, proc.pid)["rank"]) >= ranks, 30, f"{ranks} rank(s)")
         training = [t.number for t in _training(url, name)]
         sent = time.monotonic()
         send(proc, _roles(tag, proc.pid))
@@ -762,11 +763,23 @@ def test_signal_patterns_on_sqlite_with_launched_ranks(
     workload = _digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
     create_study("ranks", spec(**workload), url)
 
-    # SIGTERM to the ranks alone (a scheduler's signal to part of the job): the run stops, preempted.
+    # The ranks alone (a scheduler's signal to part of the job), a mix: SIGTERM to one of two,
+    # SIGINT to the other. The run stops; the trial is preempted, not failed.
     def ranks_only(_proc: subprocess.Popen[str], roles: dict[str, list[int]]) -> None:
-        _kill(roles["rank"], signal.SIGTERM)
+        first, second = roles["rank"]
+        os.kill(first, signal.SIGTERM)
+        os.kill(second, signal.SIGINT)
 
-    case = _signal_case(url, "ranks", tmp_path, workers=1, executor="elastic", ranks=True, send=ranks_only)
+    case = _signal_case(
+        url,
+        "ranks",
+        tmp_path,
+        workers=1,
+        executor="elastic",
+        ranks=2,
+        extra=("--world-size", "2"),
+        send=ranks_only,
+    )
     _preempted_run(*case)
     trials = _assert_each_stopped_trial_requeued_once(url, "ranks", case[3])
     assert [TrialRecord.of(t).status for t in trials if t.state == TrialState.FAIL] == ["preempted"]
@@ -775,7 +788,7 @@ def test_signal_patterns_on_sqlite_with_launched_ranks(
     def everything(proc: subprocess.Popen[str], roles: dict[str, list[int]]) -> None:
         _kill([proc.pid, *roles["torchrun"], *roles["rank"]], signal.SIGTERM)
 
-    case = _signal_case(url, "ranks", tmp_path, workers=1, executor="elastic", ranks=True, send=everything)
+    case = _signal_case(url, "ranks", tmp_path, workers=1, executor="elastic", ranks=1, send=everything)
     _preempted_run(*case)
     trials = _assert_each_stopped_trial_requeued_once(url, "ranks", case[3])
     assert [TrialRecord.of(t).status for t in trials if t.state == TrialState.FAIL] == ["preempted"] * 2
