@@ -6,6 +6,7 @@ import contextlib
 import logging
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -47,12 +48,17 @@ class _StopSignals:
     Optuna's ``ask`` or ``tell`` it would leave a trial RUNNING or FAIL with no status and no
     retry. The objective reopens the window (:func:`undeferred`), raising a kept signal first,
     so the trial it was given is marked and re-queued; the run loop raises one kept after
-    ``tell`` (:func:`raise_if_pending`). Outside both, a signal raises at once.
+    ``tell`` (:func:`raise_if_pending`). Outside both, or when a second signal comes while one
+    is kept for a second or more (press Ctrl-C again if Optuna waits for a storage), a signal
+    raises at once. Once one stop is raised, later signals change nothing: they must not break
+    its clean-up (ranks stopped, the trial marked and re-queued).
     """
 
     def __init__(self) -> None:
         self.deferring = False
         self.pending: KeyboardInterrupt | None = None
+        self.pending_since = 0.0
+        self.raised = False  # a stop was raised: the run is ending, later signals are the same stop
         # Whether a SIGINT is the user's Ctrl-C (interrupted, not retried); otherwise it is
         # preemption like SIGTERM (a worker's supervisor says which: see convtune.study.workers).
         self.sigint_is_ctrl_c: Callable[[], bool] = lambda: True
@@ -61,16 +67,30 @@ class _StopSignals:
         stop: KeyboardInterrupt = (
             KeyboardInterrupt() if signum == signal.SIGINT and self.sigint_is_ctrl_c() else Preempted()
         )
-        if self.deferring:
-            if self.pending is None or isinstance(stop, Preempted):  # preemption wins: re-queued
-                self.pending = stop
+        if self.raised:
+            return  # one stop per run: another signal must not break the first one's clean-up
+        now = time.monotonic()
+        if self.deferring and (self.pending is None or now - self.pending_since < 1.0):
+            # Kept; the same stop delivered twice at once (a scheduler signals every process,
+            # and the supervisor forwards its own) is still one. Preemption wins: re-queued.
+            if self.pending is None or isinstance(stop, Preempted):
+                self.pending, self.pending_since = stop, now
             return
+        # Not deferring, or another signal a second or more after the kept one (Optuna stuck,
+        # e.g. waiting for a storage that is away): raise now.
+        if isinstance(self.pending, Preempted):
+            stop = self.pending
+        self.pending, self.raised = None, True
         raise stop
 
     def raise_if_pending(self) -> None:
         if self.pending is not None:
-            pending, self.pending = self.pending, None
+            pending, self.pending, self.raised = self.pending, None, True
             raise pending
+
+    def reset(self, sigint_is_ctrl_c: Callable[[], bool] | None) -> None:
+        self.pending, self.raised = None, False
+        self.sigint_is_ctrl_c = sigint_is_ctrl_c or (lambda: True)
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:
@@ -98,8 +118,7 @@ def preemptible(sigint_is_ctrl_c: Callable[[], bool] | None = None) -> Iterator[
     """Within: SIGTERM raises :class:`Preempted` and SIGINT ``KeyboardInterrupt`` (or
     :class:`Preempted` when ``sigint_is_ctrl_c()`` says it is not the user's Ctrl-C), deferred
     while Optuna books a trial (what ``convtune study run`` and its workers run under)."""
-    stop_signals.pending = None
-    stop_signals.sigint_is_ctrl_c = sigint_is_ctrl_c or (lambda: True)
+    stop_signals.reset(sigint_is_ctrl_c)
     previous = {sig: signal.signal(sig, stop_signals.handle) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
