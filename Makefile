@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.convtune-installed
 
-.PHONY: demo test lint bench dashboard clean
+.PHONY: demo test lint bench dashboard clean stress
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The looped signal matrix: every pattern × storage × 1 and 2 workers, 30 runs a cell (hours;
+# PostgreSQL from $$CONVTUNE_TEST_POSTGRES). Results: README, Reliability.
+stress: $(STAMP)
+	$(BIN)/python benchmarks/stress_signals.py --runs 30 --markdown stress_signals.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check convtune tests benchmarks

@@ -45,3 +45,14 @@ class StudyError(ConvtuneError):
 
 class TrainingDiverged(Exception):
     """Raised inside the engine when a run diverges; not a user error."""
+
+
+class Preempted(KeyboardInterrupt):
+    """SIGTERM, as a cluster scheduler sends before it preempts a job (or a signal that ended a
+    trial's rank): stop like Ctrl-C, but the running trial is re-queued (and resumes from its
+    checkpoint when ``checkpoint_dir`` is set) the next time the study runs.
+
+    A ``KeyboardInterrupt`` so that every clean-up path of Ctrl-C (ranks stopped, Optuna's
+    FAIL) runs for it too. Defined here, below every layer, because a launched executor raises
+    it when a rank was ended by SIGTERM or SIGINT (the whole job is being stopped).
+    """

@@ -99,6 +99,10 @@ def main() -> None:
             if session.report(step=step, samples=samples, metrics={"val_loss": val_loss}):
                 break
 
+    # A clean teardown: drop the DDP module before the process group. DDP holds the group and
+    # gloo's last all-reduce work; destroyed after the group, that work can abort the rank at
+    # exit ("terminate called without an active exception").
+    del ddp
     if distributed:
         dist.destroy_process_group()
 

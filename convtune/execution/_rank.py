@@ -13,6 +13,7 @@ the other ranks and the worker relaunches. Not meant to be run by hand.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -86,6 +87,11 @@ def main() -> int:
                 client.send({"type": "result", "trial": trial, "result": result})
     except _WorkerGone:
         pass
+    except KeyboardInterrupt:
+        # SIGINT is a stop, not a crash: end by the signal itself, as torchrun then reports it
+        # (exitcode -2), so the worker re-queues the trial instead of failing it.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     except BaseException as exc:  # noqa: BLE001  (any error fails the trial; the worker relaunches)
         try:
             client.send(

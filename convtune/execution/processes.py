@@ -27,6 +27,26 @@ def _with_exit_code(description: str, log: Path) -> str:
     return description
 
 
+_STOP_SIGNALS = {-int(signal.SIGTERM): "SIGTERM", -int(signal.SIGINT): "SIGINT"}
+
+
+def stop_signal_of(returncode: int | None, log: Path) -> str | None:
+    """``SIGTERM`` or ``SIGINT`` when that signal ended the launch (torchrun itself, or one of
+    its ranks, by torchrun's log): the job is being stopped, not the trial crashing."""
+    if returncode in _STOP_SIGNALS:
+        return _STOP_SIGNALS[returncode]
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None
+    # The root cause only: torchrun ends the other ranks with SIGTERM itself after a failure.
+    rank = re.search(r"Root Cause.*?exitcode\s*:\s*(-2|-15)\b", text, re.S)
+    if rank is not None:
+        return _STOP_SIGNALS[int(rank.group(1))]
+    agent = re.search(r"Received (?:Signals\.)?(SIGTERM|SIGINT) death signal", text)
+    return agent.group(1) if agent is not None else None
+
+
 def _describe_exit(code: int | None) -> str:
     if code is not None and code < 0:
         return f"exited on signal {signal.Signals(-code).name}"

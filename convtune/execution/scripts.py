@@ -25,6 +25,7 @@ from typing import Any
 
 from convtune.config.recipe import Recipe
 from convtune.config.spec import StudySpec
+from convtune.errors import Preempted
 from convtune.execution.channel import ChannelServer
 from convtune.execution.launch import (
     ENV_CONFIG,
@@ -38,7 +39,7 @@ from convtune.execution.launch import (
     _first_cause,
     nproc_per_node,
 )
-from convtune.execution.processes import _describe_exit, _log_tail, _terminate
+from convtune.execution.processes import _describe_exit, _log_tail, _terminate, stop_signal_of
 from convtune.training.engine import EngineConfig, Progress, RunResult
 from convtune.training.stops import StopRules
 
@@ -53,6 +54,9 @@ class _ScriptTrial:
     metric: str  # the target's metric: a non-finite value is divergence
     rules: StopRules
     conns: set[int] = field(default_factory=set)
+    ranks: set[int] = field(default_factory=set)  # every rank connection that said hello
+    acked: set[int] = field(default_factory=set)  # ranks that acknowledged the stop
+    acked_at: float | None = None  # when the last rank did (epoch seconds)
     pids: list[int] = field(default_factory=list)
     decisions: list[bool] = field(default_factory=list)
     history: list[Progress] = field(default_factory=list)
@@ -61,6 +65,23 @@ class _ScriptTrial:
     reason: str = ""
     stopped_at: float | None = None
     report_seconds: float = 0.0
+
+    def acknowledge(self, conn: int, index: int) -> None:
+        """Rank ``conn`` received the stop decision ``index``: the trial is over for it."""
+        if index < len(self.decisions) and self.decisions[index]:
+            self.acked.add(conn)
+            if (
+                self.acked_at is None
+                and self.ranks <= self.acked
+                and len(self.acked) >= self.recipe.world_size
+            ):
+                self.acked_at = time.time()
+
+    def failures_before_stop(self) -> list[_Failure]:
+        """Failures that count against the trial: every one until each rank acknowledged the stop."""
+        if self.acked_at is None:
+            return self.failures
+        return [f for f in self.failures if f.time < self.acked_at]
 
     def decision(self, index: int) -> dict[str, Any]:
         return {"type": "decision", "trial": self.trial, "index": index, "stop": self.decisions[index]}
@@ -151,12 +172,9 @@ class ScriptExecutor(LaunchedExecutor):
                 for conn in self._followers:
                     self.server.send(conn, {"type": "trial_end", "trial": state.trial})
         ended = time.perf_counter()
-        if proc.returncode != 0 or state.failures:
-            if not state.failures:
-                why = f"{_describe_exit(proc.returncode)}: {_log_tail(log)}"
-                state.failures.append(_Failure(time.time(), why, True))
-            raise RankFailed(_first_cause(state.failures))
+        warnings = self._judge_exit(proc, state, log)
         result = state.result()
+        result.warnings = warnings
         self.last_timing = {
             "launch": 0.0,
             "trial": ended - sent,
@@ -165,6 +183,26 @@ class ScriptExecutor(LaunchedExecutor):
             "stop_to_exit": ended - state.stopped_at if state.stopped_at is not None else math.nan,
         }
         return result
+
+    def _judge_exit(self, proc: subprocess.Popen[bytes], state: _ScriptTrial, log: Path) -> list[str]:
+        """How the program's exit bears on the trial: warnings when it stands, else an error.
+
+        A crash after every rank acknowledged the stop (or the target) leaves the outcome as it
+        was, with a warning (e.g. an abort while the process group is torn down); one before it
+        fails the trial, or re-queues it when SIGTERM or SIGINT ended it (preemption).
+        """
+        if proc.returncode == 0 and not state.failures:
+            return []
+        if state.acked_at is not None and not state.failures_before_stop():
+            late = _first_cause(state.failures) if state.failures else _describe_exit(proc.returncode)
+            return [f"a rank crashed after the stop was acknowledged by every rank: {late}"]
+        signalled = stop_signal_of(proc.returncode, log)
+        if signalled:
+            raise Preempted(f"the program was ended by {signalled}")
+        if not state.failures:
+            why = f"{_describe_exit(proc.returncode)}: {_log_tail(log)}"
+            state.failures.append(_Failure(time.time(), why, True))
+        raise RankFailed(_first_cause(state.failures))
 
     def _launch_command(
         self, recipe: Recipe, config: EngineConfig, folder: Path
@@ -233,6 +271,7 @@ class ScriptExecutor(LaunchedExecutor):
                     server.drop(event.conn)  # a straggler from an earlier trial
                     continue
                 state.conns.add(event.conn)
+                state.ranks.add(event.conn)
                 if msg.get("host") == os.uname().nodename:
                     state.pids.append(int(msg["pid"]))
                 for i in range(len(state.decisions)):  # a late rank catches up
@@ -243,7 +282,10 @@ class ScriptExecutor(LaunchedExecutor):
             # Each rank's peak resident memory comes with its reports (for max_memory_mb).
             self.last_peak_rss_mb = max(self.last_peak_rss_mb, float(msg.get("peak_rss_mb") or 0.0))
             if msg["type"] == "error":
-                state.failures.append(_Failure(float(msg.get("time", event.time)), str(msg["error"])))
+                # When it arrived (not the rank's clock): compared with when the stop was acknowledged.
+                state.failures.append(_Failure(event.time, str(msg["error"])))
+            elif msg["type"] == "ack":
+                state.acknowledge(event.conn, int(msg.get("index", -1)))
             elif msg["type"] == "progress":
                 self._decide(state, msg["record"], on_eval)
 

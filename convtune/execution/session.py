@@ -21,6 +21,12 @@ Example::
             if session.report(step=step, samples=step * recipe.effective_batch_size,
                               metrics={"val_loss": evaluate(model)}):
                 break                          # True: the trial is over, on every rank
+    del model                                  # DDP before the process group: a clean exit
+    dist.destroy_process_group()
+
+A rank that crashes after every rank received the stop (its ``report`` returned True) leaves
+the trial's outcome as it was, with the crash among the trial's ``warnings``; a crash before
+that fails the trial.
 
 Outside convtune (no ``CONVTUNE_CHANNEL``) :func:`report` records nothing and returns False, and
 :func:`recipe` reads ``CONVTUNE_RECIPE`` if set: the same script runs on its own with an exported
@@ -29,6 +35,7 @@ recipe (``CONVTUNE_RECIPE=best.yaml python train.py``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -121,6 +128,11 @@ def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float
             # The worker is gone: nobody records this run any more, so stop.
             return True
         if reply.get("type") == "decision" and reply.get("index") == index:
+            if reply["stop"]:
+                # The stop reached this rank: once every rank says so, the trial's outcome
+                # stands even if a rank crashes while it tears down.
+                with contextlib.suppress(OSError):  # the worker may be gone: nothing to tell
+                    client.send({"type": "ack", "trial": trial, "index": index})
             return bool(reply["stop"])
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from convtune.config.recipe import Recipe
 from convtune.config.spec import StudySpec
+from convtune.errors import Preempted
 from convtune.execution.launch import (
     LaunchedExecutor,
     LaunchFailed,
@@ -35,7 +36,7 @@ from convtune.execution.launch import (
     _first_cause,
     nproc_per_node,
 )
-from convtune.execution.processes import _log_tail, _terminate, _with_exit_code
+from convtune.execution.processes import _log_tail, _terminate, _with_exit_code, stop_signal_of
 from convtune.training.engine import EngineConfig, Progress, RunResult
 
 
@@ -84,12 +85,11 @@ class WarmRankExecutor(LaunchedExecutor):
             while (event := self.server.get(timeout=0)) is not None:  # anything since the last trial?
                 if event.message is None:
                     self._live_conns.discard(event.conn)
-            if (
-                launch.alive()
-                and launch.world_size == world_size
-                and all(conn in self._live_conns for conn in launch.ranks.values())
-            ):
+            whole = launch.alive() and all(conn in self._live_conns for conn in launch.ranks.values())
+            if whole and launch.world_size == world_size:
                 return 0.0
+            if not whole:
+                self._raise_if_signalled(launch)  # ranks ended by SIGTERM between trials
         self._stop_launch(graceful=True)
         started = time.perf_counter()
         self.launches += 1
@@ -205,8 +205,21 @@ class WarmRankExecutor(LaunchedExecutor):
                 self._decide(launch, msg, history, on_eval, timing)
             elif kind == "result" and not failures:
                 return RunResult.from_summary(msg["result"], history)
+        self._raise_if_signalled(launch)
         self._stop_launch(graceful=False)
         raise RankFailed(_with_exit_code(_first_cause(failures), launch.log))
+
+    def _raise_if_signalled(self, launch: _Launch) -> None:
+        """:class:`Preempted` when SIGTERM or SIGINT ended a rank or torchrun: the job is being
+        stopped (a scheduler signals its processes), so the trial is re-queued, not failed."""
+        # torchrun reports how its ranks ended as it exits, by itself, after a rank's end: read
+        # that before this process stops the launch (with SIGTERM, which would read alike).
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            launch.proc.wait(timeout=5)
+        signalled = stop_signal_of(launch.proc.poll(), launch.log)
+        if signalled:
+            self._stop_launch(graceful=False)
+            raise Preempted(f"a rank was ended by {signalled}")
 
     def _decide(
         self,

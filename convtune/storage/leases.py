@@ -26,16 +26,71 @@ if TYPE_CHECKING:
 
 LEASE_ATTR = "lease"  # epoch seconds of the last renewal (journal storages only)
 WORKER_ATTR = "worker"  # host:pid of the worker running the trial
-_RUN_ATTRS = {"status", "error", "reason", "resumed_from_checkpoint", LEASE_ATTR, WORKER_ATTR}
+# When that process started (boot id / start time in clock ticks): a PID alone may be reused.
+WORKER_START_ATTR = "worker_started"
+_RUN_ATTRS = {
+    "status",
+    "error",
+    "reason",
+    "warnings",
+    "resumed_from_checkpoint",
+    LEASE_ATTR,
+    WORKER_ATTR,
+    WORKER_START_ATTR,
+}
 
 
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def process_started(pid: int) -> str | None:
+    """When process ``pid`` of this host started, as ``boot-id/pid-namespace/ticks``; None if
+    there is none.
+
+    Linux only (``/proc``): the start time in clock ticks since boot (``/proc/PID/stat`` field
+    22), with the boot's id, so a PID reused after the process died, or after a reboot, differs;
+    and this process's PID namespace, so containers that share a hostname but not PIDs never
+    judge each other's processes.
+    """
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+    if fields[0] == "Z":  # a zombie has ended all it will do
+        return None
+    return f"{boot}/{namespace}/{fields[19]}"
+
+
 def mark_worker(trial: optuna.Trial) -> None:
     """Record on ``trial`` which worker runs it (a dead worker's trials are found by it)."""
     trial.set_user_attr(WORKER_ATTR, worker_id())
+    started = process_started(os.getpid())
+    if started is not None:
+        trial.set_user_attr(WORKER_START_ATTR, started)
+
+
+def dead_here(user_attrs: dict[str, Any]) -> bool:
+    """True when the trial's worker ran on this host and that process is gone.
+
+    "Gone" is hostname + PID + the process's start time: a live process with the same PID but
+    another start time is a different process. A worker on another host, or one recorded
+    without a start time, is never known dead here (its lease or heartbeat decides).
+    """
+    worker, started = user_attrs.get(WORKER_ATTR), user_attrs.get(WORKER_START_ATTR)
+    if not isinstance(worker, str) or not isinstance(started, str):
+        return False
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    here = process_started(os.getpid())
+    if here is None or here.rsplit("/", 1)[0] != started.rsplit("/", 1)[0]:
+        return False  # no /proc, or another boot or PID namespace: cannot tell from here
+    return process_started(int(pid)) != started
 
 
 # ---- leases for journal storages -----------------------------------------------------------------
@@ -76,6 +131,7 @@ def sweep_stale(
     max_retry: int,
     dead_workers: Collection[str] = (),
     unclaimed_only: bool = False,
+    check_host: bool = True,
 ) -> list[int]:
     """Fail RUNNING trials whose lease expired and re-queue their parameters; their numbers.
 
@@ -84,6 +140,9 @@ def sweep_stale(
     waiting out the grace period let the other workers finish the study first. When two workers
     sweep at once the journal orders their writes: the second one's is rejected, so a trial is
     retried once.
+
+    ``check_host``: a trial whose worker ran on this host and is gone (:func:`dead_here`) counts
+    as dead too, so a run resumed after its processes were killed recovers their trials at once.
 
     ``unclaimed_only`` (RDB storages, whose heartbeats cover the rest): only trials that no worker
     marked as its own within the grace period, i.e. whose worker died between Optuna's ``ask``
@@ -99,7 +158,9 @@ def sweep_stale(
         # A retried trial inherits its original's attributes: its own start counts too.
         started = trial.datetime_start.timestamp() if trial.datetime_start else now
         last = max(float(trial.user_attrs.get(LEASE_ATTR, 0.0)), started)
-        dead = trial.user_attrs.get(WORKER_ATTR) in dead_workers
+        dead = trial.user_attrs.get(WORKER_ATTR) in dead_workers or (
+            check_host and dead_here(trial.user_attrs)
+        )
         if unclaimed_only and WORKER_ATTR in trial.user_attrs and not dead:
             continue
         if now - last <= grace and not dead:
@@ -123,20 +184,64 @@ def sweep_stale(
     return failed
 
 
-def requeue(study: optuna.Study, failed: optuna.trial.FrozenTrial, max_retry: int) -> None:
-    """Queue a failed trial's params again as its retry (at most ``max_retry`` times in a row).
+def requeue_unretried_preempted(study: optuna.Study) -> list[int]:
+    """Queue the retry of every preempted trial that has none (its process was killed between
+    marking it preempted and queueing it); their numbers. Preemption is not the trial's fault:
+    no retry limit.
+
+    Run once per run, before any worker starts (two at once could queue one retry each).
+    """
+    from optuna.trial import TrialState
+
+    from convtune.config.record import TrialRecord, TrialStatus
+
+    trials = study.get_trials(deepcopy=False)
+    # A retry's ``retry_history`` ends with the trial it retries (``failed_trial`` is the first).
+    retried = {t.system_attrs["retry_history"][-1] for t in trials if t.system_attrs.get("retry_history")}
+    queued = []
+    for trial in trials:
+        if (
+            trial.state == TrialState.FAIL
+            and trial.number not in retried
+            and TrialRecord.of(trial).status is TrialStatus.PREEMPTED
+        ):
+            requeue(study, trial, None)
+            queued.append(trial.number)
+    return queued
+
+
+def requeue(study: optuna.Study, failed: optuna.trial.FrozenTrial, max_retry: int | None) -> None:
+    """Queue a failed trial's params again as its retry (at most ``max_retry`` times in a row,
+    preemptions not counted; ``None``: always, for a preempted trial, whose stop was not its
+    own doing).
 
     The retry starts clean: no outcome, constraint, lease or worker of the lost run; Optuna's
     ``failed_trial`` system attr names the original, whose checkpoint the retry resumes.
     """
     import optuna
 
+    if max_retry is not None and _losses(study, failed) > max_retry:
+        return  # lost again and again: a trial that kills its worker is not run for ever
     frozen = copy.deepcopy(failed)  # journals hand out their own
     frozen.user_attrs = {k: v for k, v in frozen.user_attrs.items() if k not in _RUN_ATTRS}
     frozen.system_attrs = {k: v for k, v in frozen.system_attrs.items() if not k.startswith("constraints")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)(study, frozen)
+        optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=None)(study, frozen)
+
+
+def _losses(study: optuna.Study, failed: optuna.trial.FrozenTrial) -> int:
+    """How many runs of ``failed``'s configuration in a row were lost (itself included), not
+    counting preempted ones."""
+    from convtune.config.record import TrialRecord, TrialStatus
+
+    earlier = failed.system_attrs.get("retry_history", [])
+    storage = study._storage
+    losses = 1
+    for number in earlier:
+        trial = storage.get_trial(storage.get_trial_id_from_study_id_trial_number(study._study_id, number))
+        losses += TrialRecord.of(trial).status is not TrialStatus.PREEMPTED
+    return losses
 
 
 class LeaseSweep:

@@ -580,6 +580,8 @@ def record_outcome(
         attrs["extrapolated"] = True
         attrs["reason"] = why if pruned else result.reason or "finished its planned run"
     attrs["status"] = status
+    if result.warnings:  # e.g. a rank crashed after the stop: the outcome stands
+        attrs["warnings"] = result.warnings
     for key in ("time_to_target", "predicted_time_to_target"):
         if attrs.get(key) is not None:
             attrs[key] = shown(attrs[key])

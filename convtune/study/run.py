@@ -18,7 +18,7 @@ from convtune.errors import ConfigError
 from convtune.execution.executor import Executor, InProcessExecutor
 from convtune.storage import resolve_storage_url
 from convtune.study.objective import Objective, TrialEvent, TrialFailed, make_pruner, make_sampler, open_study
-from convtune.study.signals import Preempted, _lost_interrupt
+from convtune.study.signals import Preempted, _lost_interrupt, stop_signals
 
 if TYPE_CHECKING:
     from convtune.config.spec import StudySpec
@@ -105,7 +105,7 @@ def run_study(
     builds per-trial hooks from the spec and storage URL (the CLI passes
     :class:`convtune.report.dashboard.DashboardHooks`: plots as artifacts, the study note).
     """
-    from convtune.execution.launcher import ElasticExecutor, LaunchOptions
+    from convtune.execution.launcher import LaunchOptions
 
     check_run_arguments(
         n_trials=n_trials,
@@ -114,6 +114,29 @@ def run_study(
         executor=executor,
         local_workers=local_workers,
     )
+    study, spec = _open_for_run(name, storage, world_size, sampler_seed, pruner)
+    check_this_host(spec)
+    chosen = _choose_executor(spec, executor, launch or LaunchOptions(local_workers=local_workers))
+    try:
+        url = resolve_storage_url(storage or spec.storage)
+        objective, callbacks = _leased_objective(spec, chosen, url, on_event, local_workers, hooks)
+        _recover_lost_trials(study, url, requeue_preempted=claim is None)
+        if after_each is not None:
+            callbacks.append(after_each)
+        _optimize(study, objective, callbacks, n_trials, timeout, claim, after_each)
+    finally:
+        chosen.close()
+    return study
+
+
+def _open_for_run(
+    name: str,
+    storage: str | None,
+    world_size: int | None,
+    sampler_seed: int | None,
+    pruner: optuna.pruners.BasePruner | None,
+) -> tuple[optuna.Study, StudySpec]:
+    """The study with its sampler and pruner, and its spec with this run's world size."""
     study, spec = open_study(name, storage)
     if world_size is not None and world_size != spec.world_size:
         spec = spec.model_copy(update={"world_size": world_size})
@@ -122,25 +145,61 @@ def run_study(
         spec if sampler_seed is None else spec.model_copy(update={"seed": sampler_seed})
     )
     study.pruner = pruner or make_pruner(spec)  # confirm runs pass NopPruner: full runs
-    launch = launch or LaunchOptions(local_workers=local_workers)
+    return study, spec
+
+
+def check_this_host(spec: StudySpec) -> None:
+    """The spec's directories are writable here too: ``study create`` may have run on another
+    host (a login node), and a worker must fail before it asks for a trial, not in one."""
+    import socket
+
+    from convtune.config.spec import check_writable_dir
+
+    for key in ("checkpoint_dir", "artifacts"):
+        value = getattr(spec, key, None)
+        if value:
+            check_writable_dir(Path(value), where=f"spec {key} on {socket.gethostname()}")
+
+
+def _choose_executor(spec: StudySpec, executor: str, launch: LaunchOptions) -> Executor:
+    """This process for one-rank Workload trials (``auto``), launched ranks for the rest.
+
+    The workload is imported here, before any trial: one that cannot be built is the user's
+    error, one line, not a FAIL per trial.
+    """
+    from convtune.execution.launcher import ElasticExecutor
+
     in_process = (
         isinstance(spec.workload, str)
         and spec.world_size == 1
         and launch.nnodes == 1
         and executor != "elastic"
     ) or executor == "inprocess"
-    chosen: Executor
     if in_process:
         chosen = InProcessExecutor(spec)
-        chosen.workload  # noqa: B018  (a workload that cannot be built is the user's error: fail before any trial)
-    else:
-        if isinstance(spec.workload, str):
-            from convtune.workloads import resolve_factory
+        chosen.workload  # noqa: B018
+        return chosen
+    if isinstance(spec.workload, str):
+        from convtune.workloads import resolve_factory
 
-            resolve_factory(spec.workload, base_dir=Path(spec.base_dir))
-        chosen = ElasticExecutor(spec, launch)
-    # Per-trial hooks from a layer above (the CLI passes the dashboard's plots and study note).
-    trial_hooks = hooks(spec, resolve_storage_url(storage or spec.storage)) if hooks is not None else None
+        resolve_factory(spec.workload, base_dir=Path(spec.base_dir))
+    return ElasticExecutor(spec, launch)
+
+
+def _leased_objective(
+    spec: StudySpec,
+    chosen: Executor,
+    url: str,
+    on_event: Callable[[TrialEvent], None] | None,
+    local_workers: int,
+    hooks: HooksFactory | None,
+) -> tuple[_Leased, list[Callable[[optuna.Study, FrozenTrial], None]]]:
+    """The objective (marked with its worker, leased on journals) and the ``optimize`` callbacks:
+    the per-trial hooks from a layer above (the CLI's dashboard plots) and the stale-trial sweep."""
+    from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal
+    from convtune.storage.leases import LeaseSweep
+
+    trial_hooks = hooks(spec, url) if hooks is not None else None
     inner = Objective(
         spec,
         executor=chosen,
@@ -151,66 +210,87 @@ def run_study(
     callbacks: list[Callable[[optuna.Study, FrozenTrial], None]] = (
         [trial_hooks] if trial_hooks is not None else []
     )
-    from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal
-    from convtune.storage.leases import LeaseSweep, sweep_stale
-
-    url = resolve_storage_url(storage or spec.storage)
     interval, grace = heartbeat_settings()
     # Journals: leases (no heartbeats in Optuna 5). RDB: Optuna's heartbeats, and a sweep for
     # the trials they cannot see (asked, then the worker died before its first beat).
     journal = is_journal(url)
-    sweep_stale(study, grace, MAX_RETRY, unclaimed_only=not journal)
     callbacks.append(LeaseSweep(grace, MAX_RETRY, unclaimed_only=not journal))
-    objective = _Leased(inner, interval if journal else None)
-    if after_each is not None:
-        callbacks.append(after_each)
-    # One trial per optimize() call: a trial failed under this worker by another one (its
-    # heartbeat or lease lapsed) ends that call with an error Optuna cannot tell apart; this
-    # loop recognises it and goes on. ``n_trials``/``timeout`` keep Optuna's meaning.
+    return _Leased(inner, interval if journal else None), callbacks
+
+
+def _recover_lost_trials(study: optuna.Study, url: str, *, requeue_preempted: bool) -> None:
+    """Before the first trial: fail and re-queue the trials whose worker is gone.
+
+    At once, without waiting out the grace period, when the worker ran on this host and its
+    process is known dead (hostname, PID and start time). ``requeue_preempted`` (once per run,
+    by the process that starts it) also queues a preempted trial whose retry never was.
+    """
+    from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal
+    from convtune.storage.leases import requeue_unretried_preempted, sweep_stale
+
+    sweep_stale(study, heartbeat_settings()[1], MAX_RETRY, unclaimed_only=not is_journal(url))
+    if requeue_preempted:
+        requeue_unretried_preempted(study)
+
+
+def _optimize(
+    study: optuna.Study,
+    objective: _Leased,
+    callbacks: list[Callable[[optuna.Study, FrozenTrial], None]],
+    n_trials: int | None,
+    timeout: float | None,
+    claim: Callable[[], bool] | None,
+    after_each: Callable[[optuna.Study, FrozenTrial], None] | None,
+) -> None:
+    """One trial per ``optimize()`` call until ``n_trials``, ``timeout`` or ``claim`` says stop.
+
+    A trial failed under this worker by another one (its heartbeat or lease lapsed) ends that
+    call with an error Optuna cannot tell apart; this loop recognises it and goes on.
+    ``n_trials``/``timeout`` keep Optuna's meaning. A signal that lands during Optuna's
+    bookkeeping is raised after it (:data:`stop_signals`): no trial is left without a status.
+    """
     deadline = None if timeout is None else time.monotonic() + timeout
     done = 0
-    try:
-        with _lost_interrupt:
-            while (
-                (claim is not None or n_trials is None or done < n_trials)
-                and (deadline is None or time.monotonic() < deadline)
-                and (claim is None or claim())
-            ):
-                try:
+    with _lost_interrupt:
+        while (
+            (claim is not None or n_trials is None or done < n_trials)
+            and (deadline is None or time.monotonic() < deadline)
+            and (claim is None or claim())
+        ):
+            try:
+                with stop_signals.deferred():
                     study.optimize(
                         objective, n_trials=1, catch=(TrialFailed,), gc_after_trial=True, callbacks=callbacks
                     )
-                except Preempted:
-                    _requeue_preempted(study, objective.trial_id)
+                stop_signals.raise_if_pending()
+            except Preempted:
+                _requeue_preempted(study, objective.trial_id)
+                raise
+            except (ValueError, AssertionError):
+                lost = objective.lost()
+                if lost is None:
                     raise
-                except (ValueError, AssertionError):
-                    lost = objective.lost()
-                    if lost is None:
-                        raise
-                    warnings.warn(
-                        f"convtune: trial {lost} was failed by another worker while it ran here "
-                        "(its heartbeat or lease lapsed); it has been retried there",
-                        stacklevel=1,
-                    )
-                    if after_each is not None:
-                        after_each(study, study._storage.get_trial(objective.trial_id))
-                done += 1
-                _lost_interrupt.raise_if_pending()  # one dropped between trials
-    finally:
-        chosen.close()
-    return study
+                warnings.warn(
+                    f"convtune: trial {lost} was failed by another worker while it ran here "
+                    "(its heartbeat or lease lapsed); it has been retried there",
+                    stacklevel=1,
+                )
+                if after_each is not None:
+                    after_each(study, study._storage.get_trial(objective.trial_id))
+            done += 1
+            _lost_interrupt.raise_if_pending()  # one dropped between trials
 
 
 def _requeue_preempted(study: optuna.Study, trial_id: int | None) -> None:
-    """Queue the retry of the trial SIGTERM stopped (not one that had finished before it)."""
-    from convtune.storage import MAX_RETRY
+    """Queue the retry of the trial SIGTERM stopped (not one that had finished before it); as
+    often as it is preempted: a preemption is not the trial's fault."""
     from convtune.storage.leases import requeue
 
     if trial_id is None:
         return
     trial = study._storage.get_trial(trial_id)
     if trial.state == TrialState.FAIL and TrialRecord.of(trial).status is TrialStatus.PREEMPTED:
-        requeue(study, trial, MAX_RETRY)
+        requeue(study, trial, None)
 
 
 class _Leased:
@@ -237,12 +317,14 @@ class _Leased:
         from convtune.storage.leases import Lease, mark_worker
 
         self.trial_id, self.study = trial._trial_id, trial.study
-        mark_worker(trial)
         try:
-            if self.interval is None:
-                return self.objective(trial)
-            with Lease(trial.study._storage, trial._trial_id, self.interval):
-                return self.objective(trial)
+            # A signal kept since Optuna's ask() is raised here, where the trial gets its mark.
+            with stop_signals.undeferred():
+                mark_worker(trial)
+                if self.interval is None:
+                    return self.objective(trial)
+                with Lease(trial.study._storage, trial._trial_id, self.interval):
+                    return self.objective(trial)
         except KeyboardInterrupt as stop:
             # Also after training (outcome, plots): the trial ends FAIL, marked as interrupted
             # (Ctrl-C: the user's choice, not retried) or preempted (run_study re-queues it).

@@ -162,17 +162,18 @@ def run_workers(
     """Run ``workers`` worker processes on study ``name`` until ``n_trials`` trials are done.
 
     ``n_trials`` counts trials this command finishes (a trial lost with its worker gives its turn
-    back); ``None`` runs until ``timeout`` or Ctrl-C. A worker killed by a signal is restarted (at
-    most ``max_restarts`` times, default ``workers``). Ctrl-C is forwarded once to every worker;
-    their trials are marked ``interrupted`` and the exit status is 130. SIGTERM (preemption) is
-    forwarded alike; the trials are marked ``preempted`` and re-queued, and the exit status is 143.
+    back); ``None`` runs until ``timeout`` or Ctrl-C. A worker killed by SIGKILL (or any signal
+    but SIGTERM and SIGINT) is restarted (at most ``max_restarts`` times, default ``workers``).
+    Ctrl-C is forwarded once to every worker; their trials are marked ``interrupted`` and the
+    exit status is 130. SIGTERM (preemption), to this process or to any worker or rank, stops
+    every worker alike; their trials are marked ``preempted`` and re-queued, and the exit
+    status is 143.
     """
-    import multiprocessing as mp
-
-    from convtune.storage import resolve_storage_url
+    from convtune.storage import MAX_RETRY, heartbeat_settings, is_journal, resolve_storage_url
+    from convtune.storage.leases import requeue_unretried_preempted, sweep_stale
     from convtune.study.objective import open_study
 
-    _, spec = open_study(name, storage)
+    study, spec = open_study(name, storage)
     url = resolve_storage_url(storage or spec.storage)
     check_workers(url, workers)
     slices = plan_slices(workers, world_size or spec.world_size)
@@ -180,36 +181,98 @@ def run_workers(
     warning = contention_warning(spec, slices)
     if warning:
         note(f"warning: {warning}")
-    ctx = mp.get_context("spawn")
-    remaining = ctx.Value("q", -1 if n_trials is None else n_trials)
-    busy = ctx.Array("b", workers)
-    stop = ctx.Event()  # set on Ctrl-C or SIGTERM: workers claim no more trials
-    events: Any = ctx.Queue()
-    deadline = None if timeout is None else time.monotonic() + timeout
-    report = WorkerReport()
-    max_restarts = workers if max_restarts is None else max_restarts
-    launch_options = launch.__dict__ if launch is not None else None
+    # Once per run, before any worker: the trials of this host's dead processes (a killed run)
+    # are failed and re-queued at once, and a preempted trial whose retry was never queued (its
+    # worker was killed in between) is queued now, by one process only.
+    sweep_stale(study, heartbeat_settings()[1], MAX_RETRY, unclaimed_only=not is_journal(url))
+    requeue_unretried_preempted(study)
+    options = _WorkerOptions(
+        name, url, world_size, executor, launch.__dict__ if launch is not None else None, hooks
+    )
+    supervisor = _Supervisor(options, slices, spec.seed, n_trials, timeout, note)
+    supervisor.run(on_event, workers if max_restarts is None else max_restarts)
+    return supervisor.report
 
-    def start(index: int, restart: int) -> Any:
-        proc = ctx.Process(
+
+@dataclass(frozen=True)
+class _WorkerOptions:
+    """What every worker process of one run gets (picklable: it crosses ``spawn``)."""
+
+    name: str
+    url: str
+    world_size: int | None
+    executor: str
+    launch_options: dict[str, Any] | None
+    hooks: Any
+
+
+class _Supervisor:
+    """Starts the worker processes, restarts killed ones, forwards and spreads stops, reports.
+
+    A stop is the whole run's: Ctrl-C here (forwarded as SIGINT, trials ``interrupted``), or
+    SIGTERM here or at any worker or rank (forwarded as SIGTERM, trials ``preempted`` and
+    re-queued): a scheduler that preempts a job signals some of its processes, and the rest
+    must not go on alone.
+    """
+
+    def __init__(
+        self,
+        options: _WorkerOptions,
+        slices: list[Slice],
+        seed: int,
+        n_trials: int | None,
+        timeout: float | None,
+        note: Callable[[str], None],
+    ):
+        import multiprocessing as mp
+
+        self.options, self.slices, self.seed, self.note = options, slices, seed, note
+        self.ctx = mp.get_context("spawn")
+        self.remaining = self.ctx.Value("q", -1 if n_trials is None else n_trials)
+        self.busy = self.ctx.Array("b", len(slices))
+        self.stop = self.ctx.Event()  # set on any stop: workers claim no more trials
+        self.stop_signal = self.ctx.Value("i", 0, lock=False)  # the signal the workers were sent
+        self.events: Any = self.ctx.Queue()
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.report = WorkerReport()
+        self.procs: dict[int, Any] = {}
+        self.stopping = threading.Event()
+
+    def run(self, on_event: Callable[[TrialEvent], None] | None, max_restarts: int) -> None:
+        self.procs = {i: self.start(i, 0) for i in range(len(self.slices))}
+        previous = {sig: signal.signal(sig, self.forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            while self.procs:
+                _drain(self.events, on_event, self.report, self.note, timeout=0.2)
+                for index, proc in list(self.procs.items()):
+                    if not proc.is_alive():
+                        self.reap(index, proc, max_restarts)
+                if self.report.error is not None and not self.stopping.is_set():
+                    self.stop_all(signal.SIGINT)  # a user error in one worker is every worker's
+            _drain(self.events, on_event, self.report, self.note, timeout=0)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            for proc in self.procs.values():  # only on an error in this loop: never leave workers behind
+                proc.kill()
+                proc.join()
+        if self.report.error is not None:
+            self.report.exit_status = 2
+        elif self.report.stopped_by:
+            self.report.exit_status = 128 + self.report.stopped_by  # 130 after Ctrl-C, 143 after SIGTERM
+
+    def start(self, index: int, restart: int) -> Any:
+        proc = self.ctx.Process(
             target=_worker_main,
             name=f"convtune-worker-{index}",
             args=(
                 index,
-                workers,
-                name,
-                url,
-                slices[index],
-                worker_seed(spec.seed, index, restart),
-                remaining,
-                busy,
-                stop,
-                events,
-                deadline and max(1.0, deadline - time.monotonic()),
-                world_size,
-                executor,
-                launch_options,
-                hooks,
+                len(self.slices),
+                self.options,
+                self.slices[index],
+                worker_seed(self.seed, index, restart),
+                _Shared(self.remaining, self.busy, self.stop, self.stop_signal, self.events),
+                self.deadline and max(1.0, self.deadline - time.monotonic()),
             ),
         )
         # The worker starts with SIGINT and SIGTERM blocked (the mask survives spawn's exec) and
@@ -222,68 +285,68 @@ def run_workers(
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return proc
 
-    procs = {i: start(i, 0) for i in range(workers)}
-    stopping = threading.Event()
-
-    def forward(signum: int, _frame: Any) -> None:
-        if stopping.is_set():
+    def forward(self, signum: int, _frame: Any = None) -> None:
+        """This process's SIGINT or SIGTERM: the run stops, every worker told once."""
+        if self.stopping.is_set():
             return  # once: a second interrupt must not break the workers' cleanup
-        stopping.set()
-        stop.set()
-        report.stopped_by = signum
-        for proc in procs.values():
+        self.report.stopped_by = signum
+        self.stop_all(signum)
+
+    def stop_all(self, signum: int) -> None:
+        self.stopping.set()
+        self.stop_signal.value = signum  # read by the workers: Ctrl-C, or preemption
+        self.stop.set()
+        for proc in self.procs.values():
             if proc.is_alive() and proc.pid:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signum)
 
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        while procs:
-            _drain(events, on_event, report, note, timeout=0.2)
-            for index, proc in list(procs.items()):
-                if proc.is_alive():
-                    continue
-                proc.join()
-                code = proc.exitcode
-                del procs[index]
-                if busy[index]:  # it died inside a trial: that trial will be retried, give the turn back
-                    busy[index] = 0
-                    _fail_trials_of_dead_worker(name, url, proc.pid)
-                    with remaining.get_lock():
-                        if remaining.value >= 0:
-                            remaining.value += 1
-                if code is not None and code < 0 and not stopping.is_set():
-                    sig = signal.Signals(-code).name
-                    if report.restarts < max_restarts and (remaining.value != 0):
-                        report.restarts += 1
-                        note(f"worker {index} was killed ({sig}); its trial will be retried; restarting it")
-                        procs[index] = start(index, report.restarts)
-                    else:
-                        note(f"worker {index} was killed ({sig}); not restarting it")
-                        report.exit_status = report.exit_status or 1
-                elif code == 2 and report.error is None:
-                    report.exit_status = 2
-                elif code not in (0, 130, 143, None) and not report.exit_status:
-                    report.exit_status = 1
-            if report.error is not None and not stopping.is_set():
-                # A user error in one worker is every worker's: stop the rest.
-                stopping.set()
-                for proc in procs.values():
-                    if proc.is_alive() and proc.pid:
-                        with contextlib.suppress(ProcessLookupError):
-                            os.kill(proc.pid, signal.SIGINT)
-        _drain(events, on_event, report, note, timeout=0)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        for proc in procs.values():  # only on an error in this loop: never leave workers behind
-            proc.kill()
-            proc.join()
-    if report.error is not None:
-        report.exit_status = 2
-    elif report.stopped_by:
-        report.exit_status = 128 + report.stopped_by  # 130 after Ctrl-C, 143 after SIGTERM
-    return report
+    def reap(self, index: int, proc: Any, max_restarts: int) -> None:
+        """A worker ended: give back its trial's turn, restart it, or spread its stop."""
+        proc.join()
+        code = proc.exitcode
+        del self.procs[index]
+        if self.busy[index]:  # it died inside a trial: that trial will be retried, give the turn back
+            self.busy[index] = 0
+            _fail_trials_of_dead_worker(self.options.name, self.options.url, proc.pid)
+            with self.remaining.get_lock():
+                if self.remaining.value >= 0:
+                    self.remaining.value += 1
+        preempted = code in (143, -signal.SIGTERM) or (
+            code in (130, -signal.SIGINT) and not self.stopping.is_set()
+        )
+        if preempted and not self.stopping.is_set():
+            # SIGTERM (or a SIGINT not from here) reached this worker or its ranks: preemption.
+            self.note(f"worker {index} was preempted (signal); stopping every worker, their trials re-queued")
+            self.report.stopped_by = signal.SIGTERM
+            self.stop_all(signal.SIGTERM)
+        elif code is not None and code < 0 and not self.stopping.is_set():
+            self.restart(index, signal.Signals(-code).name, max_restarts)
+        elif code == 2 and self.report.error is None:
+            self.report.exit_status = 2
+        elif code not in (0, 130, 143, None) and not self.report.exit_status:
+            self.report.exit_status = 1
+
+    def restart(self, index: int, sig: str, max_restarts: int) -> None:
+        if self.report.restarts < max_restarts and self.remaining.value != 0:
+            self.report.restarts += 1
+            self.note(f"worker {index} was killed ({sig}); its trial will be retried; restarting it")
+            self.procs[index] = self.start(index, self.report.restarts)
+        else:
+            self.note(f"worker {index} was killed ({sig}); not restarting it")
+            self.report.exit_status = self.report.exit_status or 1
+
+
+@dataclass
+class _Shared:
+    """What a worker shares with its supervisor: the trials left to hand out, which workers are
+    inside a trial, the stop (and the signal it came with), and the event queue."""
+
+    remaining: Any
+    busy: Any
+    stop: Any
+    stop_signal: Any
+    events: Any
 
 
 def _fail_trials_of_dead_worker(name: str, url: str, pid: int | None) -> None:
@@ -331,106 +394,143 @@ def _drain(
 def _worker_main(
     index: int,
     workers: int,
-    name: str,
-    url: str,
+    options: _WorkerOptions,
     piece: Slice,
     seed: int,
-    remaining: Any,
-    busy: Any,
-    stop: Any,
-    events: Any,
+    shared: _Shared,
     timeout: float | None,
-    world_size: int | None,
-    executor: str,
-    launch_options: dict[str, Any] | None,
-    hooks: Any = None,
 ) -> None:
     """One worker process: its slice of the machine, its own sampler seed, trials until told."""
     import sys
 
+    supervisor = os.getppid()
     # Ctrl-C reaches the supervisor alone, which forwards it once (never twice mid-cleanup).
     with contextlib.suppress(OSError):
         os.setpgrp()
     _die_with_parent()
-    os.environ.update(piece.env)
-    pinned = False
-    if piece.cpus and hasattr(os, "sched_setaffinity"):
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, piece.cpus)
-            pinned = True
-    # Imported while SIGINT and SIGTERM are still blocked (see run_workers.start).
+    pinned = _take_slice(piece)
+    # Imported while SIGINT and SIGTERM are still blocked (see _Supervisor.start).
     import optuna
 
-    from convtune.execution.launcher import LaunchOptions
-    from convtune.study.run import run_study
     from convtune.study.signals import Preempted, preemptible
 
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-
     # Threads per rank: the pinned share of cores / ranks, else cores / (ranks × workers).
     local_workers = 1 if pinned or piece.gpus else workers
-    options = dict(launch_options or {})
-    options["local_workers"] = local_workers
-    launch = LaunchOptions(**options)
+    code = 0
+    try:
+        # A SIGINT is Ctrl-C only when the supervisor forwarded one; any other is preemption.
+        with preemptible(sigint_is_ctrl_c=lambda: shared.stop_signal.value == signal.SIGINT):
+            # A signal that came while blocked lands here, where it is handled.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+            _check_devices(piece)
+            _run_worker_trials(index, options, seed, shared, timeout, local_workers, supervisor)
+    except Preempted:
+        code = 143
+    except KeyboardInterrupt:
+        code = 130
+    except ConvtuneError as exc:
+        shared.events.put(("error", exc.one_line()))
+        code = 2
+    finally:
+        with contextlib.suppress(Exception):
+            if os.getppid() != supervisor:  # nobody reads the queue any more: don't wait to flush it
+                shared.events.cancel_join_thread()
+            shared.events.close()
+            shared.events.join_thread()
+    if code in (130, 143):
+        # Stopped, its trial marked and re-queued: exit now. The interpreter's teardown (torch's
+        # modules) takes seconds on a loaded machine, of the ~10 s before a scheduler's SIGKILL.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+def _take_slice(piece: Slice) -> bool:
+    """This worker's GPUs (environment) or cores (affinity); True when pinned to cores."""
+    os.environ.update(piece.env)
+    if piece.cpus and hasattr(os, "sched_setaffinity"):
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, piece.cpus)
+            return True
+    return False
+
+
+def _check_devices(piece: Slice) -> None:
+    """The slice's GPUs are there (the supervisor planned them from what it saw)."""
+    if not piece.gpus:
+        return
+    import torch
+
+    if torch.cuda.device_count() < len(piece.gpus):
+        raise ConfigError(
+            f"worker {piece.index} sees {torch.cuda.device_count()} of its GPUs {','.join(piece.gpus)}",
+            where="CUDA_VISIBLE_DEVICES",
+            fix="check the node's GPUs (nvidia-smi) or use fewer --workers",
+        )
+
+
+def _run_worker_trials(
+    index: int,
+    options: _WorkerOptions,
+    seed: int,
+    shared: _Shared,
+    timeout: float | None,
+    local_workers: int,
+    supervisor: int,
+) -> None:
+    """``run_study`` with the supervisor's trial turns; it checks the spec's paths and imports
+    the workload here, before this worker's first trial."""
+    from convtune.execution.launcher import LaunchOptions
+    from convtune.study.run import run_study
+
+    launch = LaunchOptions(**{**(options.launch_options or {}), "local_workers": local_workers})
 
     def claim() -> bool:
-        if stop.is_set():
+        if shared.stop.is_set() or os.getppid() != supervisor:  # stopped, or the supervisor is gone
             return False
-        with remaining.get_lock():
-            if remaining.value == 0:
+        with shared.remaining.get_lock():
+            if shared.remaining.value == 0:
                 return False
-            if remaining.value > 0:
-                remaining.value -= 1
-        busy[index] = 1
+            if shared.remaining.value > 0:
+                shared.remaining.value -= 1
+        shared.busy[index] = 1
         return True
 
     def done(_study: Any, _trial: Any) -> None:
-        busy[index] = 0
+        shared.busy[index] = 0
 
     def on_event(event: TrialEvent) -> None:
-        events.put(("event", dict(event.__dict__)))
+        shared.events.put(("event", dict(event.__dict__)))
 
-    try:
-        with preemptible():
-            # A signal that came while blocked lands here, where it is handled.
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-            run_study(
-                name,
-                n_trials=None,
-                timeout=timeout,
-                storage=url,
-                on_event=on_event,
-                world_size=world_size,
-                executor=executor,
-                launch=launch,
-                local_workers=local_workers,
-                sampler_seed=seed,
-                claim=claim,
-                after_each=done,
-                hooks=hooks,
-            )
-    except Preempted:
-        sys.exit(143)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except ConvtuneError as exc:
-        events.put(("error", exc.one_line()))
-        sys.exit(2)
-    finally:
-        with contextlib.suppress(Exception):
-            events.close()
-            events.join_thread()
+    run_study(
+        options.name,
+        n_trials=None,
+        timeout=timeout,
+        storage=options.url,
+        on_event=on_event,
+        world_size=options.world_size,
+        executor=options.executor,
+        launch=launch,
+        local_workers=local_workers,
+        sampler_seed=seed,
+        claim=claim,
+        after_each=done,
+        hooks=options.hooks,
+    )
 
 
 def _die_with_parent() -> None:
-    """Linux: an interrupt when the supervisor dies, so workers never outlive it."""
+    """Linux: SIGTERM when the supervisor dies, so workers never outlive it: a supervisor killed
+    (SIGKILL, a lost node's agent) is preemption, and the workers' trials are re-queued."""
     with contextlib.suppress(Exception):
         import ctypes
 
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGINT)
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def trial_counts(study: optuna.Study) -> dict[str, int]:

@@ -90,6 +90,9 @@ class RunResult:
     # (DDP's sampled backward comm time minus its overlap with compute); None where unmeasured.
     data_wait_share: float | None = None
     comm_share: float | None = None
+    # What went wrong without changing the outcome (a rank that crashed after every rank had
+    # acknowledged the stop): recorded on the trial as its ``warnings``.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def samples_per_second(self) -> float:

@@ -181,3 +181,48 @@ def test_max_memory_mb_applies_to_a_script_trial(tmp_path):
     assert trial.user_attrs["status"] == "oom", trial.user_attrs
     assert "over max_memory_mb=1" in trial.user_attrs["reason"]
     assert len(trial.intermediate_values) == 1
+
+
+ABORTING_SCRIPT = """
+import os, sys
+from convtune.execution import session
+
+session.recipe()
+for step in range(1, 1000):
+    if sys.argv[1] == "before" and step == 3:
+        os.abort()  # before the stop: the trial fails
+    if session.report(step=step, samples=32 * step, metrics={"val_loss": 1.0 / step}):
+        break
+os.abort()  # after every rank acknowledged the stop (an abort in teardown): the outcome stands
+"""
+
+
+@pytest.mark.parametrize("when", ["after", "before"])
+def test_a_rank_aborting_after_the_acknowledged_stop_keeps_the_outcome(tmp_path, when):
+    """SIGABRT after the stop reached every rank is a warning on the finished trial; before it, FAIL."""
+    from optuna.trial import TrialState
+
+    from convtune.config.record import TrialRecord
+    from convtune.study import run_study
+
+    script = tmp_path / "aborting.py"
+    script.write_text(ABORTING_SCRIPT)
+    storage = f"sqlite:///{tmp_path / 'abort.db'}"
+    raw = spec({"command": [sys.executable, str(script), when]}).to_dict()
+    raw.update(
+        world_size=1,
+        space={"peak_lr": 0.01, "micro_batch_size": 32, "horizon_samples": 4096, "optimizer": "sgd"},
+        max_cost=128,  # the budget stops the trial at its 4th report
+        eval_every={"samples": 32},
+    )
+    create_study("abort", StudySpec.from_dict(raw), storage)
+    trial = run_study("abort", n_trials=1, storage=storage).trials[0]
+    record = TrialRecord.of(trial)
+    if when == "after":
+        assert trial.state == TrialState.COMPLETE, record.attrs.get("error")
+        assert record.status == "budget" and sorted(trial.intermediate_values) == [32, 64, 96, 128]
+        (warning,) = record.attrs["warnings"]
+        assert "after the stop was acknowledged by every rank" in warning and "SIGABRT" in warning
+    else:
+        assert trial.state == TrialState.FAIL and record.status == "failed"
+        assert "SIGABRT" in record.attrs["error"]

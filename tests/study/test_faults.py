@@ -7,6 +7,7 @@ assert on trial states, with loose wall-clock bounds only as timeouts.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import signal
 import subprocess
@@ -571,3 +572,223 @@ def test_a_preempted_run_resumes_from_its_checkpoint_with_the_same_curve(
         assert b.train_loss == pytest.approx(a.train_loss, rel=1e-5, abs=1e-6)
         assert b.lr == pytest.approx(a.lr, rel=1e-9)
     assert resumed.status == uninterrupted.status and resumed.steps == uninterrupted.steps
+
+
+# ---- signal patterns: what schedulers, operators and lost nodes do to a run --------------------
+#
+# One case per pattern, on a study shared by the cases of its storage: each run resumes what the
+# previous one left (the retries run first), so the chain also checks that every stop resumes.
+# Each case: a 40-trial run, the signal(s) once trials are training, then the end state: exit
+# status and one "Resume with" line, every process gone within 10 s, no trial RUNNING, no FAIL
+# without a status, and each preempted trial queued exactly once.
+
+
+def _roles(tag: str, supervisor: int) -> dict[str, list[int]]:
+    """The run's live processes other than the supervisor: workers, torchrun agents, ranks."""
+    roles: dict[str, list[int]] = {"worker": [], "torchrun": [], "rank": []}
+    for pid in _tagged_processes(tag):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if pid == supervisor:
+            continue
+        if b"spawn_main" in cmdline:
+            roles["worker"].append(pid)
+        elif b"torch.distributed.run" in cmdline:
+            roles["torchrun"].append(pid)
+        elif b"convtune.execution._rank" in cmdline:
+            roles["rank"].append(pid)
+    return roles
+
+
+@functools.lru_cache
+def _polled_storage(url: str) -> optuna.storages.BaseStorage:
+    """One storage per URL for polling: opening one per poll costs more than the poll."""
+    return open_storage(url)
+
+
+def _training(url: str, name: str) -> list[optuna.trial.FrozenTrial]:
+    study = optuna.load_study(study_name=name, storage=_polled_storage(url))
+    return [
+        t
+        for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        if t.intermediate_values and WORKER_ATTR in t.user_attrs
+    ]
+
+
+def _kill(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def _signal_case(
+    url: str,
+    name: str,
+    tmp_path: Path,
+    *,
+    workers: int,
+    send: Callable[[subprocess.Popen[str], dict[str, list[int]]], None],
+    executor: str = "auto",
+    ranks: int = 0,
+    extra: tuple[str, ...] = (),
+) -> tuple[int | None, str, float, list[int]]:
+    """Start a run, wait until ``workers`` trials train (and their ranks are up), ``send`` the
+    pattern; the exit status, stderr, seconds from the signal until no process remains, and the
+    numbers of the trials that were training."""
+    tag = services.tag("signals")
+    command = ["study", "run", name, "-n", LONG_RUN, "--storage", url, "--workers", str(workers)]
+    proc = _cli([*command, "--executor", executor, *extra], tmp_path, tag)
+    try:
+        _wait_for(lambda: len(_training(url, name)) >= workers, 120, f"{workers} training trial(s)")
+        if ranks:
+            _wait_for(lambda: len(_roles(tag, proc.pid)["rank"]) >= ranks, 30, f"{ranks} rank(s)")
+        training = [t.number for t in _training(url, name)]
+        sent = time.monotonic()
+        send(proc, _roles(tag, proc.pid))
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError(
+                f"the run did not stop within 60 s: {proc.communicate()[1][-3000:]}"
+            ) from None
+        _wait_for(lambda: not _tagged_processes(tag), 30, "no process of the run")
+        gone = time.monotonic() - sent
+    finally:
+        proc.kill()
+        proc.communicate()
+        _kill(_tagged_processes(tag), signal.SIGKILL)
+    return proc.returncode, err, gone, training
+
+
+def _assert_each_stopped_trial_requeued_once(
+    url: str, name: str, training: list[int] = ()
+) -> list[optuna.trial.FrozenTrial]:
+    """No trial RUNNING or FAIL without a status; each preempted trial has exactly one retry;
+    each trial that was ``training`` at the signal finished first or was preempted."""
+    trials = open_study(name, url)[0].trials
+    for number in training:
+        trial = trials[number]
+        assert trial.state == TrialState.COMPLETE or TrialRecord.of(trial).status == "preempted", (
+            number,
+            trial.state.name,
+            TrialRecord.of(trial).attrs.get("error"),
+        )
+    assert not [t.number for t in trials if t.state == TrialState.RUNNING], "no trial left running"
+    unmarked = [t.number for t in trials if t.state == TrialState.FAIL and not TrialRecord.of(t).status]
+    assert not unmarked, f"FAIL without a status: {unmarked}"
+    retries: dict[int, int] = {}
+    for t in trials:
+        history = t.system_attrs.get("retry_history")
+        if history:
+            retries[history[-1]] = retries.get(history[-1], 0) + 1
+    lost = [t.number for t in trials if t.state == TrialState.FAIL]
+    assert all(retries.get(n) == 1 for n in lost), {n: retries.get(n) for n in lost}
+    _assert_whole_curves(trials)
+    return trials
+
+
+def _preempted_run(returncode: int | None, err: str, gone: float, _training: list[int]) -> None:
+    assert returncode == 143, (returncode, err[-3000:])
+    assert "Traceback" not in err and err.count("Resume with: convtune study run") == 1, err[-3000:]
+    assert gone < 10, f"processes remained {gone:.1f} s after the signal"
+
+
+def test_signal_patterns_on_postgresql_with_two_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = services.postgres_url()
+    name = services.tag("preempt-pg")
+    # Only the dead-process check can recover a killed run's trials at once: the grace is long.
+    monkeypatch.setenv("CONVTUNE_GRACE_PERIOD", "300")
+    # Trials slow down after their first evaluation: every signal lands inside a trial.
+    monkeypatch.setenv("SLOW_AFTER_FIRST_EVAL", "1")
+    workload = _digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
+    create_study(name, spec(**workload, checkpoint_dir=str(tmp_path / "ckpt")), url)
+    try:
+        # Workers only, a mix: SIGINT to one (not from the supervisor: preemption), SIGTERM to the other.
+        def workers_only(_proc: subprocess.Popen[str], roles: dict[str, list[int]]) -> None:
+            first, second = roles["worker"]
+            os.kill(first, signal.SIGINT)
+            os.kill(second, signal.SIGTERM)
+
+        case = _signal_case(url, name, tmp_path, workers=2, send=workers_only)
+        _preempted_run(*case)
+        _assert_each_stopped_trial_requeued_once(url, name, case[3])
+
+        # SIGKILL of the supervisor: its workers stop by themselves and re-queue their trials.
+        code, err, gone, training = _signal_case(
+            url, name, tmp_path, workers=2, send=lambda proc, _roles: proc.send_signal(signal.SIGKILL)
+        )
+        assert code == -signal.SIGKILL and gone < 10, (code, gone, err[-2000:])
+        _assert_each_stopped_trial_requeued_once(url, name, training)
+
+        # SIGKILL of every process (a lost node): trials stay RUNNING until a run resumes...
+        def everything(proc: subprocess.Popen[str], roles: dict[str, list[int]]) -> None:
+            _kill([proc.pid, *roles["worker"]], signal.SIGKILL)
+
+        _signal_case(url, name, tmp_path, workers=2, send=everything)
+        killed = [t.number for t in open_study(name, url)[0].trials if t.state == TrialState.RUNNING]
+        assert len(killed) == 2
+        # ...which fails and re-queues them at its start, well within the 300 s grace period
+        # (in this process: the same start as a worker's, without starting one).
+        monkeypatch.delenv("SLOW_AFTER_FIRST_EVAL")
+        run_study(name, n_trials=1, storage=url)
+        trials = _assert_each_stopped_trial_requeued_once(url, name)
+        for number in killed:
+            assert "its process died" in TrialRecord.of(trials[number]).attrs.get("error", "")
+        # The one retry this run took went on from its killed trial's checkpoint, to its cap.
+        (retry,) = [
+            t
+            for t in trials
+            if t.system_attrs.get("retry_history", [None])[-1] in killed and t.state.is_finished()
+        ]
+        assert retry.state == TrialState.COMPLETE and TrialRecord.of(retry).attrs.get(
+            "resumed_from_checkpoint"
+        )
+        assert max(retry.intermediate_values) == SPEC["max_cost"]
+    finally:
+        services.drop_postgres_study(url, name)
+
+
+def test_signal_patterns_on_sqlite_with_launched_ranks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'ranks.db'}"
+    monkeypatch.setenv("SLOW_AFTER_FIRST_EVAL", "1")  # every signal lands inside a trial
+    workload = _digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
+    create_study("ranks", spec(**workload), url)
+
+    # The ranks alone (a scheduler's signal to part of the job), a mix: SIGTERM to one of two,
+    # SIGINT to the other. The run stops; the trial is preempted, not failed.
+    def ranks_only(_proc: subprocess.Popen[str], roles: dict[str, list[int]]) -> None:
+        first, second = roles["rank"]
+        os.kill(first, signal.SIGTERM)
+        os.kill(second, signal.SIGINT)
+
+    case = _signal_case(
+        url,
+        "ranks",
+        tmp_path,
+        workers=1,
+        executor="elastic",
+        ranks=2,
+        extra=("--world-size", "2"),
+        send=ranks_only,
+    )
+    _preempted_run(*case)
+    trials = _assert_each_stopped_trial_requeued_once(url, "ranks", case[3])
+    assert [TrialRecord.of(t).status for t in trials if t.state == TrialState.FAIL] == ["preempted"]
+
+    # SIGTERM to every process at once (Slurm, Kubernetes, systemd): supervisor, torchrun, ranks.
+    def everything(proc: subprocess.Popen[str], roles: dict[str, list[int]]) -> None:
+        _kill([proc.pid, *roles["torchrun"], *roles["rank"]], signal.SIGTERM)
+
+    case = _signal_case(url, "ranks", tmp_path, workers=1, executor="elastic", ranks=1, send=everything)
+    _preempted_run(*case)
+    trials = _assert_each_stopped_trial_requeued_once(url, "ranks", case[3])
+    assert [TrialRecord.of(t).status for t in trials if t.state == TrialState.FAIL] == ["preempted"] * 2

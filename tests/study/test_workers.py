@@ -200,3 +200,39 @@ def test_wallclock_studies_warn_when_workers_share_cores() -> None:
     assert contention_warning(tiny_spec(cost="samples"), cpu) is None, "samples do not depend on speed"
     assert contention_warning(tiny_spec(cost="wallclock"), gpu) is None, "each worker has its own GPU"
     assert contention_warning(tiny_spec(cost="wallclock"), cpu[:1]) is None
+
+
+def test_a_worker_is_known_dead_here_by_host_pid_and_start_time() -> None:
+    """Never by PID alone: a live process with the worker's PID but another start time is not it."""
+    import os
+    import subprocess
+
+    from convtune.storage.leases import WORKER_START_ATTR, dead_here, process_started, worker_id
+
+    host = worker_id().rsplit(":", 1)[0]
+    ended = subprocess.Popen(["sleep", "0"])
+    started = process_started(ended.pid)
+    ended.wait()
+    me = process_started(os.getpid())
+    assert started is not None and me is not None
+    assert dead_here({WORKER_ATTR: f"{host}:{ended.pid}", WORKER_START_ATTR: started})
+    assert not dead_here({WORKER_ATTR: worker_id(), WORKER_START_ATTR: me}), "alive"
+    # This process's PID, another start time: the recorded worker is gone, its PID reused.
+    assert dead_here({WORKER_ATTR: worker_id(), WORKER_START_ATTR: started})
+    # Another host, or no start time recorded: not known here (the lease or heartbeat decides).
+    assert not dead_here({WORKER_ATTR: f"elsewhere:{ended.pid}", WORKER_START_ATTR: started})
+    assert not dead_here({WORKER_ATTR: f"{host}:{ended.pid}"})
+    # Another PID namespace (a container sharing the hostname): not judged from here.
+    other_ns = started.replace(started.split("/")[1], "pid:[1]")
+    assert not dead_here({WORKER_ATTR: f"{host}:{ended.pid}", WORKER_START_ATTR: other_ns})
+
+
+def test_a_worker_checks_the_spec_paths_before_its_first_trial(tmp_path: Path) -> None:
+    """`study create` may run on a login node: a path that is no directory on this host fails
+    the run with one error before any trial is asked."""
+    url = f"sqlite:///{tmp_path / 'paths.db'}"
+    create_study("paths", tiny_spec(checkpoint_dir=str(tmp_path / "ckpt")), url)
+    (tmp_path / "ckpt").write_text("a file where the checkpoints should go")
+    with pytest.raises(ConfigError, match="checkpoint_dir"):
+        run_study("paths", n_trials=1, storage=url)
+    assert open_study("paths", url)[0].trials == []
