@@ -197,9 +197,10 @@ def study_run(
     On a terminal a progress bar shows the running trial; otherwise (a pipe, a log file) one
     plain line is printed per finished trial, as it finishes.
 
-    Ctrl-C stops the ranks, marks the running trial(s) interrupted and exits with status 130;
-    SIGTERM (a scheduler preempting the job) does the same but re-queues the trial(s) and exits
-    with 143. The same command resumes the study.
+    Ctrl-C stops the ranks, marks the running trial(s) interrupted, re-queues them and exits
+    with status 130; SIGTERM (a scheduler preempting the job) does the same, marks them
+    preempted and exits with 143. The same command resumes the study, re-queued trials first
+    (from their checkpoints if the spec sets checkpoint_dir).
     """
     from convtune.execution.launcher import check_nodes
     from convtune.study import open_study
@@ -405,10 +406,11 @@ def _interrupted(name: str, storage: str | None, preempted: bool = False) -> NoR
     """Ctrl-C: exit status 130 (click would say "Aborted!" and exit 1); SIGTERM: 143."""
     again = _study_command("run", name, storage)
     what = (
-        "preempted (SIGTERM); the running trial is re-queued and runs again (from its checkpoint "
+        "preempted (SIGTERM, or a signal to a worker or rank); the running trial is re-queued and runs again (from its checkpoint "
         "if checkpoint_dir is set)"
         if preempted
-        else "interrupted; the running trial is marked interrupted"
+        else "interrupted; the running trial is marked interrupted and re-queued: it runs again (from its "
+        "checkpoint if checkpoint_dir is set)"
     )
     _say(f"{what}. Resume with: {again}")
     if preempted:

@@ -185,15 +185,16 @@ def sweep_stale(
 
 
 def requeue_unretried_preempted(study: optuna.Study) -> list[int]:
-    """Queue the retry of every preempted trial that has none (its process was killed between
-    marking it preempted and queueing it); their numbers. Preemption is not the trial's fault:
-    no retry limit.
+    """Queue the retry of every preempted or interrupted trial that has none (its process was
+    killed between marking it and queueing it); their numbers. Preemption is not the trial's
+    fault: no retry limit; an interrupted trial within ``MAX_RETRY``, as when it is stopped.
 
     Run once per run, before any worker starts (two at once could queue one retry each).
     """
     from optuna.trial import TrialState
 
     from convtune.config.record import TrialRecord, TrialStatus
+    from convtune.storage.backends import MAX_RETRY
 
     trials = study.get_trials(deepcopy=False)
     # A retry's ``retry_history`` ends with the trial it retries (``failed_trial`` is the first).
@@ -203,9 +204,10 @@ def requeue_unretried_preempted(study: optuna.Study) -> list[int]:
         if (
             trial.state == TrialState.FAIL
             and trial.number not in retried
-            and TrialRecord.of(trial).status is TrialStatus.PREEMPTED
+            and TrialRecord.of(trial).status in (TrialStatus.PREEMPTED, TrialStatus.INTERRUPTED)
         ):
-            requeue(study, trial, None)
+            preempted = TrialRecord.of(trial).status is TrialStatus.PREEMPTED
+            requeue(study, trial, None if preempted else MAX_RETRY)
             queued.append(trial.number)
     return queued
 

@@ -263,8 +263,8 @@ def _optimize(
                         objective, n_trials=1, catch=(TrialFailed,), gc_after_trial=True, callbacks=callbacks
                     )
                 stop_signals.raise_if_pending()
-            except Preempted:
-                _requeue_preempted(study, objective.trial_id)
+            except KeyboardInterrupt:  # Ctrl-C or Preempted
+                _requeue_stopped(study, objective.trial_id)
                 raise
             except (ValueError, AssertionError):
                 lost = objective.lost()
@@ -281,16 +281,24 @@ def _optimize(
             _lost_interrupt.raise_if_pending()  # one dropped between trials
 
 
-def _requeue_preempted(study: optuna.Study, trial_id: int | None) -> None:
-    """Queue the retry of the trial SIGTERM stopped (not one that had finished before it); as
-    often as it is preempted: a preemption is not the trial's fault."""
+def _requeue_stopped(study: optuna.Study, trial_id: int | None) -> None:
+    """Queue the retry of the trial a signal stopped (not one that had finished before it).
+
+    A preempted trial is queued as often as it is preempted (not the trial's fault); one
+    interrupted by Ctrl-C within the retry limit, so a configuration the user stops again and
+    again (it hangs, it floods the machine) is not run for ever.
+    """
+    from convtune.storage import MAX_RETRY
     from convtune.storage.leases import requeue
 
     if trial_id is None:
         return
     trial = study._storage.get_trial(trial_id)
-    if trial.state == TrialState.FAIL and TrialRecord.of(trial).status is TrialStatus.PREEMPTED:
+    status = TrialRecord.of(trial).status
+    if trial.state == TrialState.FAIL and status is TrialStatus.PREEMPTED:
         requeue(study, trial, None)
+    elif trial.state == TrialState.FAIL and status is TrialStatus.INTERRUPTED:
+        requeue(study, trial, MAX_RETRY)
 
 
 class _Leased:
@@ -327,12 +335,14 @@ class _Leased:
                     return self.objective(trial)
         except KeyboardInterrupt as stop:
             # Also after training (outcome, plots): the trial ends FAIL, marked as interrupted
-            # (Ctrl-C: the user's choice, not retried) or preempted (run_study re-queues it).
+            # (Ctrl-C) or preempted; _optimize re-queues it either way.
             preempted = isinstance(stop, Preempted)
             with contextlib.suppress(Exception):
                 write_status(
                     trial,
                     TrialStatus.PREEMPTED if preempted else TrialStatus.INTERRUPTED,
-                    reason="preempted (SIGTERM): re-queued" if preempted else "interrupted (Ctrl-C)",
+                    reason="preempted (SIGTERM, or a signal to a worker or rank): re-queued"
+                    if preempted
+                    else "interrupted (Ctrl-C)",
                 )
             raise

@@ -164,8 +164,8 @@ def run_workers(
     ``n_trials`` counts trials this command finishes (a trial lost with its worker gives its turn
     back); ``None`` runs until ``timeout`` or Ctrl-C. A worker killed by SIGKILL (or any signal
     but SIGTERM and SIGINT) is restarted (at most ``max_restarts`` times, default ``workers``).
-    Ctrl-C is forwarded once to every worker; their trials are marked ``interrupted`` and the
-    exit status is 130. SIGTERM (preemption), to this process or to any worker or rank, stops
+    Ctrl-C is forwarded once to every worker; their trials are marked ``interrupted`` and
+    re-queued (within the retry limit), and the exit status is 130. SIGTERM (preemption), to this process or to any worker or rank, stops
     every worker alike; their trials are marked ``preempted`` and re-queued, and the exit
     status is 143.
     """
@@ -209,7 +209,8 @@ class _WorkerOptions:
 class _Supervisor:
     """Starts the worker processes, restarts killed ones, forwards and spreads stops, reports.
 
-    A stop is the whole run's: Ctrl-C here (forwarded as SIGINT, trials ``interrupted``), or
+    A stop is the whole run's: Ctrl-C here (forwarded as SIGINT, trials ``interrupted`` and
+    re-queued), or
     SIGTERM here or at any worker or rank (forwarded as SIGTERM, trials ``preempted`` and
     re-queued): a scheduler that preempts a job signals some of its processes, and the rest
     must not go on alone.
