@@ -437,14 +437,7 @@ def raw_forecast(
     tgt = as_target(target)
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    c = np.asarray(costs, dtype=float).reshape(-1)
-    v = np.asarray(values, dtype=float).reshape(-1)
-    n = min(c.size, v.size)
-    c, v = c[:n], v[:n]
-    ok = np.isfinite(c)
-    c, v = c[ok], v[ok]
-    order = np.argsort(c, kind="stable")
-    c, v = c[order], v[order]
+    c, v, n = _sorted_points(costs, values)
     if horizon is None and schedule is not None:
         horizon = schedule.horizon
     if horizon is not None and not (math.isfinite(horizon) and horizon > 0):
@@ -501,6 +494,53 @@ def raw_forecast(
     sigma = noise_scale(yf if yf.size >= 2 else y[c > 0])
     rng = np.random.default_rng(_SEED)
 
+    fits = _fit_families(cf, yf, sigma, c_last, horizon, schedule, prior)
+    pos = c > 0
+    n_local = 0
+    if np.count_nonzero(pos) >= 2:
+        n_local = (_N_DRAWS - n_def) if not fits else int(round(_LOCAL_SHARE * (_N_DRAWS - n_def)))
+    draws = [defensive]
+    if n_local:
+        draws.append(_local_trend_crossings(c[pos], y[pos], y_target, sigma, n_local, rng))
+    if not fits:
+        if not n_local:
+            return unknown()
+        return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, "trend", n, level)
+
+    weights = _family_weights(fits, int(cf.size))
+    end = horizon if horizon is not None else 2.0 * c_last
+    n_model = _N_DRAWS - n_def - n_local
+    draws += _family_crossings(fits, weights, n_model, c, c_last, end, y_target, sigma, rng)
+    model = fits[int(np.argmax(weights))][0]
+    return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, model, n, level)
+
+
+def _sorted_points(
+    costs: Sequence[float] | np.ndarray, values: Sequence[float] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The points with a finite cost, in cost order (a stable sort keeps repeats' order), and how
+    many pairs were given."""
+    c = np.asarray(costs, dtype=float).reshape(-1)
+    v = np.asarray(values, dtype=float).reshape(-1)
+    n = min(c.size, v.size)
+    c, v = c[:n], v[:n]
+    ok = np.isfinite(c)
+    c, v = c[ok], v[ok]
+    order = np.argsort(c, kind="stable")
+    return c[order], v[order], n
+
+
+def _fit_families(
+    cf: np.ndarray,
+    yf: np.ndarray,
+    sigma: float,
+    c_last: float,
+    horizon: float | None,
+    schedule: LRSchedule | None,
+    prior: CurvePrior | None,
+) -> list[tuple[str, Basis, Fit]]:
+    """Each curve family the points support, fitted: the schedule-aware law, a power law and an
+    exponential in blind cost; none when the fits fail numerically."""
     fits: list[tuple[str, Basis, Fit]] = []
     extent = _BLIND_REACH * max(c_last, horizon or 0.0)
     try:
@@ -515,22 +555,23 @@ def raw_forecast(
         if cf.size >= 4:
             fits.append(("exp", basis, fit_exp(basis, yf, sigma)))
     except (ValueError, np.linalg.LinAlgError, FloatingPointError):
-        fits = []
-    pos = c > 0
-    n_local = 0
-    if np.count_nonzero(pos) >= 2:
-        n_local = (_N_DRAWS - n_def) if not fits else int(round(_LOCAL_SHARE * (_N_DRAWS - n_def)))
-    draws = [defensive]
-    if n_local:
-        draws.append(_local_trend_crossings(c[pos], y[pos], y_target, sigma, n_local, rng))
-    if not fits:
-        if not n_local:
-            return unknown()
-        return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, "trend", n, level)
+        return []
+    return fits
 
-    weights = _family_weights(fits, int(cf.size))
-    n_model = _N_DRAWS - n_def - n_local
-    end = horizon if horizon is not None else 2.0 * c_last
+
+def _family_crossings(
+    fits: list[tuple[str, Basis, Fit]],
+    weights: np.ndarray,
+    n_model: int,
+    c: np.ndarray,
+    c_last: float,
+    end: float,
+    y_target: float,
+    sigma: float,
+    rng: np.random.Generator,
+) -> list[np.ndarray]:
+    """Crossing draws from each family's posterior, as many as its weight's share of ``n_model``."""
+    draws: list[np.ndarray] = []
     with np.errstate(all="ignore"):
         for (_name, b, f), w in zip(fits, weights, strict=True):
             k = int(round(n_model * w))
@@ -544,8 +585,7 @@ def raw_forecast(
             evals = _future_evals(c, c_last, min(float(b.grid[-1]), end))
             noisy = _first_noisy_crossings(pred, b.grid, y_target, evals, sigma, rng)
             draws.append(np.where(np.isfinite(noisy), noisy, mean_crossing))
-    model = fits[int(np.argmax(weights))][0]
-    return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, model, n, level)
+    return draws
 
 
 class ForecastOptions(TypedDict, total=False):
