@@ -90,12 +90,18 @@ def step_cost_of(attrs: Mapping[str, Any], cost: str) -> float:
 
 def trial_points(study: optuna.Study, cost: str) -> list[TrialPoint]:
     """Every COMPLETE convtune trial: reached (measured), forecast (from at least
-    ``_MIN_FORECAST_POINTS`` evaluations), or unknown/diverged (time = inf)."""
+    ``_MIN_FORECAST_POINTS`` evaluations), or unknown/diverged (time = inf).
+
+    A stopped trial that a finished repeat trained on from (``resumed_from``) is left out: the
+    repeat's outcome is the same run, carried further, and one configuration must not count twice.
+    """
     from optuna.trial import TrialState
 
+    finished = records(study, states=(TrialState.COMPLETE,))
+    carried_on = {record.attrs.get("resumed_from") for record in finished} - {None}
     points = []
-    for record in records(study, states=(TrialState.COMPLETE,)):
-        if "recipe" not in record.attrs:
+    for record in finished:
+        if "recipe" not in record.attrs or record.number in carried_on:
             continue
         status = record.status
         time, sigma, measured = math.inf, math.inf, False

@@ -11,6 +11,7 @@ import pytest
 from specs import digits_spec
 
 from convtune.config.record import TrialRecord
+from convtune.scaling import trial_points
 from convtune.study import Objective, penalty
 
 SPACE = {
@@ -70,6 +71,8 @@ def test_a_repeat_of_a_stopped_configuration_trains_on_from_its_checkpoint(tmp_p
     assert {s: curve[s] for s in (1024, 2048)} == first.intermediate_values
     assert repeat.attrs["samples"] == 4096
     assert not (tmp_path / "checkpoints" / study.study_name / "trial-0").exists()  # taken over
+    # The scaling fits count the configuration once: the repeat carries the stopped run on.
+    assert [point.number for point in trial_points(study, "samples")] == [second.number]
 
     # It continued the stopped run: the same curve as one run of that configuration unstopped.
     whole = optuna.create_study(storage=f"sqlite:///{tmp_path / 'w.db'}")
