@@ -34,6 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from services import TAG_ENV, process_roles, tagged_processes  # noqa: E402  (the fault tests' own)
+
 WORKLOAD = '''
 import os
 import time
@@ -148,38 +151,6 @@ def _kill_all(cli: int, roles: Roles) -> None:
     _kill([cli, *roles["worker"], *roles["torchrun"], *roles["rank"]], signal.SIGKILL)
 
 
-def tagged(tag: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if f"STRESS_TAG={tag}".encode() in (entry / "environ").read_bytes():
-                if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def roles(tag: str, cli: int) -> Roles:
-    found: Roles = {"worker": [], "torchrun": [], "rank": []}
-    for pid in tagged(tag):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if pid == cli:
-            continue
-        if b"spawn_main" in cmdline:
-            found["worker"].append(pid)
-        elif b"torch.distributed.run" in cmdline:
-            found["torchrun"].append(pid)
-        elif b"convtune.execution._rank" in cmdline:
-            found["rank"].append(pid)
-    return found
-
-
 @dataclass
 class Cell:
     pattern: str
@@ -239,7 +210,7 @@ def run_case(url: str, name: str, folder: Path, cell: Cell) -> str | None:
 
     send, expected, executor, _ = PATTERNS[cell.pattern]
     tag = uuid.uuid4().hex[:12]
-    env = {**os.environ, "STRESS_TAG": tag, "SLOW_AFTER_FIRST_EVAL": "1", "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, TAG_ENV: tag, "SLOW_AFTER_FIRST_EVAL": "1", "PYTHONWARNINGS": "ignore"}
     command = [sys.executable, "-m", "convtune.cli", "study", "run", name, "-n", "40", "--storage", url]
     command += ["--workers", str(cell.workers), "--executor", executor]
     proc = subprocess.Popen(
@@ -259,7 +230,7 @@ def run_case(url: str, name: str, folder: Path, cell: Cell) -> str | None:
                 for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
                 if t.intermediate_values and "worker" in t.user_attrs
             ]
-            found = roles(tag, proc.pid)
+            found = process_roles(tag, proc.pid)
             if len(training) >= cell.workers and (executor != "elastic" or found["rank"]):
                 break
             time.sleep(0.2)
@@ -268,12 +239,12 @@ def run_case(url: str, name: str, folder: Path, cell: Cell) -> str | None:
         study = optuna.load_study(study_name=name, storage=storage)
         running = frozenset(t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
         sent = time.monotonic()
-        send(proc.pid, roles(tag, proc.pid))
+        send(proc.pid, process_roles(tag, proc.pid))
         try:
             _, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             return "still running 60 s after the signal"
-        while tagged(tag) and time.monotonic() - sent < 30:
+        while tagged_processes(tag) and time.monotonic() - sent < 30:
             time.sleep(0.1)
         gone = time.monotonic() - sent
         cell.seconds_to_gone.append(round(gone, 2))
@@ -290,7 +261,7 @@ def run_case(url: str, name: str, folder: Path, cell: Cell) -> str | None:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-        for pid in tagged(tag):
+        for pid in tagged_processes(tag):
             os.kill(pid, signal.SIGKILL)
 
 

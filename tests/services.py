@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +25,46 @@ def _unreachable(what: str, url: str, exc: BaseException, env: str) -> None:
     pytest.skip(f"no {what} at {url} ({type(exc).__name__}); set {env} to run this test")
 
 
+TAG_ENV = "CONVTUNE_TEST_TAG"  # set in a launched run's environment; its processes inherit it
+
+
 def tag(prefix: str = "convtune-test") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """Live processes (not zombies) other than this one whose environment carries ``tag``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]  # comm may hold spaces
+        except (OSError, IndexError):
+            continue
+        if f"{TAG_ENV}={tag}".encode() in environ and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def process_roles(tag: str, supervisor: int) -> dict[str, list[int]]:
+    """A run's live processes other than its supervisor (``study run``): workers, torchrun agents, ranks."""
+    roles: dict[str, list[int]] = {"worker": [], "torchrun": [], "rank": []}
+    for pid in tagged_processes(tag):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if pid == supervisor:
+            continue
+        if b"spawn_main" in cmdline:
+            roles["worker"].append(pid)
+        elif b"torch.distributed.run" in cmdline:
+            roles["torchrun"].append(pid)
+        elif b"convtune.execution._rank" in cmdline:
+            roles["rank"].append(pid)
+    return roles
 
 
 def _with_query(url: str, key: str, value: str) -> str:

@@ -143,7 +143,7 @@ def test_sigkilled_worker_trial_fails_and_is_retried(backend: str, tmp_path: Pat
 
 
 def _cli(args: list[str], cwd: Path, tag: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "CONVTUNE_TEST_TAG": tag, "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, services.TAG_ENV: tag, "PYTHONWARNINGS": "ignore"}
     return subprocess.Popen(
         [sys.executable, "-m", "convtune.cli", *args],
         cwd=cwd,
@@ -169,22 +169,6 @@ def _interrupt(
         ) from None
 
 
-def _tagged_processes(tag: str) -> list[int]:
-    """Processes still alive carrying the test's tag in their environment (orphans)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().split()[2]
-        except OSError:
-            continue
-        if f"CONVTUNE_TEST_TAG={tag}".encode() in environ and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: int, tmp_path: Path) -> None:
     url = f"journal://{tmp_path / 'int.log'}"
@@ -202,7 +186,7 @@ def test_ctrl_c_marks_the_trial_stops_everything_exits_130_and_resumes(workers: 
     assert "Traceback" not in err and "Aborted" not in err
     assert "Resume with: convtune study run int" in err
     assert "failed with" not in err, err[-2000:]  # Optuna's crash-like warnings are dropped
-    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+    _wait_for(lambda: not services.tagged_processes(tag), 15, "no orphan processes")
     trials = open_study("int", url)[0].trials
     interrupted = [t for t in trials if t.state == TrialState.FAIL]
     assert interrupted and all(t.user_attrs.get("status") == "interrupted" for t in interrupted), [
@@ -243,7 +227,7 @@ def test_sigterm_requeues_the_running_trial_and_its_retry_resumes_from_the_check
     assert "Traceback" not in err and "preempted (SIGTERM, or a signal to a worker or rank)" in err, err[
         -3000:
     ]
-    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+    _wait_for(lambda: not services.tagged_processes(tag), 15, "no orphan processes")
     trials = open_study("term", url)[0].trials
     preempted = [t for t in trials if t.state == TrialState.FAIL]
     assert preempted and all(t.user_attrs.get("status") == "preempted" for t in preempted)
@@ -278,7 +262,7 @@ def test_sigterm_requeues_the_running_trial_and_its_retry_resumes_from_the_check
 def _starting_workers(tag: str) -> list[int]:
     """Tagged worker processes the supervisor spawned (they import torch for seconds first)."""
     found = []
-    for pid in _tagged_processes(tag):
+    for pid in services.tagged_processes(tag):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
@@ -302,7 +286,7 @@ def test_ctrl_c_while_workers_start_exits_130_without_a_traceback(tmp_path: Path
     assert proc.returncode == 130, (proc.returncode, out[-2000:], err[-2000:])
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
     assert "Resume with: convtune study run early" in err
-    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+    _wait_for(lambda: not services.tagged_processes(tag), 15, "no orphan processes")
     trials = open_study("early", url)[0].trials
     assert not [t for t in trials if t.state == TrialState.RUNNING], "no trial left running"
     assert all(t.user_attrs.get("status") == "interrupted" for t in trials if t.state == TrialState.FAIL)
@@ -397,7 +381,7 @@ def test_ctrl_c_stops_launched_ranks_at_once_exits_130_and_resumes(tmp_path: Pat
         del os.environ["SLOW_AFTER_FIRST_EVAL"]
     try:
         _wait_for(lambda: _running_with_reports(url, "eint", reports=1), 120, "a running trial")
-        assert len(_tagged_processes(tag)) >= 3, "torchrun and its rank run"
+        assert len(services.tagged_processes(tag)) >= 3, "torchrun and its rank run"
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         out, err = proc.communicate(timeout=60)
@@ -408,7 +392,7 @@ def test_ctrl_c_stops_launched_ranks_at_once_exits_130_and_resumes(tmp_path: Pat
     # The ranks are mid-step, ~16 s before their next evaluation: they are not waited for.
     assert waited < 10, f"exited {waited:.1f} s after Ctrl-C"
     assert "Traceback" not in err and "Resume with: convtune study run eint" in err
-    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+    _wait_for(lambda: not services.tagged_processes(tag), 15, "no orphan processes")
     trials = open_study("eint", url)[0].trials
     assert [t.state for t in trials] == [TrialState.FAIL, TrialState.WAITING], [t.state.name for t in trials]
     assert trials[0].user_attrs.get("status") == "interrupted", trials[0].user_attrs
@@ -420,7 +404,7 @@ def test_ctrl_c_stops_launched_ranks_at_once_exits_130_and_resumes(tmp_path: Pat
     after = open_study("eint", url)[0].trials
     assert [t.state for t in after] == [TrialState.FAIL, TrialState.COMPLETE], [t.state.name for t in after]
     assert after[1].system_attrs.get("retry_history") == [0], "the retry of the interrupted trial ran"
-    _wait_for(lambda: not _tagged_processes(tag), 15, "no orphan processes")
+    _wait_for(lambda: not services.tagged_processes(tag), 15, "no orphan processes")
 
 
 class _Cutter(threading.Thread):
@@ -587,25 +571,6 @@ def test_a_preempted_run_resumes_from_its_checkpoint_with_the_same_curve(
 # without a status, and each preempted trial queued exactly once.
 
 
-def _roles(tag: str, supervisor: int) -> dict[str, list[int]]:
-    """The run's live processes other than the supervisor: workers, torchrun agents, ranks."""
-    roles: dict[str, list[int]] = {"worker": [], "torchrun": [], "rank": []}
-    for pid in _tagged_processes(tag):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if pid == supervisor:
-            continue
-        if b"spawn_main" in cmdline:
-            roles["worker"].append(pid)
-        elif b"torch.distributed.run" in cmdline:
-            roles["torchrun"].append(pid)
-        elif b"convtune.execution._rank" in cmdline:
-            roles["rank"].append(pid)
-    return roles
-
-
 @functools.lru_cache
 def _polled_storage(url: str) -> optuna.storages.BaseStorage:
     """One storage per URL for polling: opening one per poll costs more than the poll."""
@@ -649,10 +614,12 @@ def _signal_case(
     try:
         _wait_for(lambda: len(_training(url, name)) >= workers, 120, f"{workers} training trial(s)")
         if ranks:
-            _wait_for(lambda: len(_roles(tag, proc.pid)["rank"]) >= ranks, 30, f"{ranks} rank(s)")
+            _wait_for(
+                lambda: len(services.process_roles(tag, proc.pid)["rank"]) >= ranks, 30, f"{ranks} rank(s)"
+            )
         training = [t.number for t in _training(url, name)]
         sent = time.monotonic()
-        send(proc, _roles(tag, proc.pid))
+        send(proc, services.process_roles(tag, proc.pid))
         try:
             _, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -660,12 +627,12 @@ def _signal_case(
             raise AssertionError(
                 f"the run did not stop within 60 s: {proc.communicate()[1][-3000:]}"
             ) from None
-        _wait_for(lambda: not _tagged_processes(tag), 30, "no process of the run")
+        _wait_for(lambda: not services.tagged_processes(tag), 30, "no process of the run")
         gone = time.monotonic() - sent
     finally:
         proc.kill()
         proc.communicate()
-        _kill(_tagged_processes(tag), signal.SIGKILL)
+        _kill(services.tagged_processes(tag), signal.SIGKILL)
     return proc.returncode, err, gone, training
 
 
