@@ -319,7 +319,10 @@ def test_a_trainer_script_study_end_to_end(tmp_path: Path) -> None:
         assert "lr_schedule" in TrialRecord.of(t).attrs
         assert curve["samples"] == [s * recipe.effective_batch_size for s in curve["step"]]
         assert _close(curve["lr"], [recipe.lr_per_step[s - 1] for s in curve["step"]])
-    assert not any((tmp_path / "ckpt").rglob("*.safetensors"))  # finished trials keep no checkpoints
+    # The reached trial keeps no checkpoint; the stopped one keeps its own (a stop is a pause: a
+    # repeat of its configuration trains on from it).
+    kept = {p.relative_to(tmp_path / "ckpt").parts[:2] for p in (tmp_path / "ckpt").rglob("*.safetensors")}
+    assert kept == {("hf", f"trial-{stopped.number}")}, kept
 
     path = tmp_path / "best.yaml"
     from convtune.export import select_document
