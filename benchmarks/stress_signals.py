@@ -194,8 +194,11 @@ def check_trials(
             retries[history[-1]] = retries.get(history[-1], 0) + 1
     for t in trials:
         status = TrialRecord.of(t).status
-        if t.state == TrialState.FAIL and status != "interrupted" and retries.get(t.number) != 1:
-            return f"trial {t.number} ({status}) queued {retries.get(t.number, 0)} times"
+        # Preempted: queued exactly once. Interrupted (Ctrl-C): once, or not at all when the same
+        # configuration was interrupted past the retry limit.
+        queued = retries.get(t.number, 0)
+        if t.state == TrialState.FAIL and (queued > 1 or (queued == 0 and status != "interrupted")):
+            return f"trial {t.number} ({status}) queued {queued} times"
     for number in training:
         t = trials[number]
         ok = t.state == TrialState.COMPLETE or TrialRecord.of(t).status in ("preempted", "interrupted")
