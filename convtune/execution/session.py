@@ -115,7 +115,9 @@ def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float
     # Each trial is a fresh launch of the script: the process's peak is the trial's.
     peak = peak_rss_mb()
     if _rank() == 0:
-        clean = {k: float(v) for k, v in metrics.items()}
+        # Sent as reported: the worker checks them (a non-number, or no target metric, ends the
+        # study in one line there, instead of a crash of this script in every trial).
+        clean = _plain_metrics(metrics)
         record = {"step": int(step), "samples": int(samples), "seconds": float(elapsed), "metrics": clean}
         client.send({"type": "progress", "trial": trial, "record": record, "peak_rss_mb": peak})
     else:
@@ -134,6 +136,23 @@ def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float
                 with contextlib.suppress(OSError):  # the worker may be gone: nothing to tell
                     client.send({"type": "ack", "trial": trial, "index": index})
             return bool(reply["stop"])
+
+
+def _plain(value: Any) -> Any:
+    """A number as a float (tensors and numpy scalars too); anything else as itself or its repr,
+    for the worker to name in its error."""
+    if isinstance(value, bool | str) or value is None:
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError, RuntimeError):
+        return repr(value)
+
+
+def _plain_metrics(metrics: Any) -> Any:
+    if not isinstance(metrics, dict):
+        return repr(metrics) if metrics is not None else None
+    return {str(k): _plain(v) for k, v in metrics.items()}
 
 
 def _connect() -> ChannelClient | None:
