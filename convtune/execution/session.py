@@ -24,6 +24,11 @@ Example::
     del model                                  # DDP before the process group: a clean exit
     dist.destroy_process_group()
 
+Declare what the script reports in the spec (``workload: {script: train.py, metrics: {val_loss:
+[0, .inf]}}`` or a list of names): ``study create`` checks the target against it. The worker
+checks every report: no target metric, or a value that is not a number, ends the run with one
+line; a NaN or infinite target metric ends the trial ``diverged``.
+
 A rank that crashes after every rank received the stop (its ``report`` returned True) leaves
 the trial's outcome as it was, with the crash among the trial's ``warnings``; a crash before
 that fails the trial.
