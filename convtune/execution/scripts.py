@@ -336,7 +336,10 @@ def _record_from_session(data: dict[str, Any], config: EngineConfig, world_size:
     seconds = float(data.get("seconds", 0.0))
     samples = int(data.get("samples", 0))
     metrics = checked_metrics(
-        data.get("metrics"), source="session.report(metrics=...) got", where="workload (the script's report)"
+        data.get("metrics"),
+        source="session.report(metrics=...) got",
+        where="workload (the script's report)",
+        verb="report",
     )
     if config.cost == "samples":
         cost = float(samples)

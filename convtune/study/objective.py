@@ -288,10 +288,12 @@ class _Reporter:
         _lost_interrupt.raise_if_pending()
         target = self.spec.target_spec
         if target.metric not in progress.metrics:
+            script = isinstance(self.spec.workload, dict)  # a script's reports, not evaluate()
             raise WorkloadError(
-                f"evaluate() returned {sorted(progress.metrics)}, not the target's metric {target.metric!r}",
+                f"{'session.report(metrics=...) got' if script else 'evaluate() returned'} "
+                f"{sorted(progress.metrics)}, not the target's metric {target.metric!r}",
                 where="workload",
-                fix="return the metric named in the target",
+                fix=f"{'report' if script else 'return'} the metric named in the target",
             )
         value = float(progress.metrics[target.metric])
         step = int(round(progress.cost * step_scale(self.spec.cost)))

@@ -170,19 +170,24 @@ def build_workload(
 
 
 def checked_metrics(
-    returned: Any, *, source: str = "evaluate() returned", where: str = "workload.evaluate"
+    returned: Any,
+    *,
+    source: str = "evaluate() returned",
+    where: str = "workload.evaluate",
+    verb: str = "return",
 ) -> dict[str, float]:
     """What ``evaluate()`` returned, as ``{name: float}``, or a :class:`WorkloadError` saying why not.
 
     A workload bug (a string, None, a tensor of many values) is the user's to fix once, not a
     failed trial and a traceback for every trial of the study. ``source`` (what gave them, with its verb) and
-    ``where`` name a script's ``session.report`` in the error instead of ``evaluate()``.
+    ``where`` name a script's ``session.report`` in the error instead of ``evaluate()``, and
+    ``verb`` its fix ("report plain numbers").
     """
     if not isinstance(returned, Mapping):
         raise WorkloadError(
             f"{source} {type(returned).__name__}, not a dict of metrics",
             where=where,
-            fix="return e.g. {'val_loss': 1.23}",
+            fix=f"{verb} e.g. {{'val_loss': 1.23}}",
         )
     metrics: dict[str, float] = {}
     for name, value in returned.items():
@@ -194,6 +199,6 @@ def checked_metrics(
             raise WorkloadError(
                 f"{source} {value!r} for {name!r}, not a number",
                 where=where,
-                fix="return plain numbers (e.g. tensor.item())",
+                fix=f"{verb} plain numbers (e.g. tensor.item())",
             ) from None
     return metrics

@@ -718,9 +718,12 @@ def _script_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metrics: str)
 @pytest.mark.parametrize(
     ("metrics", "words"),
     [
-        ("{'accuracy': 'high'}", ["session.report(metrics=...) got 'high'", "'accuracy'", "not a number"]),
+        (
+            "{'accuracy': 'high'}",
+            ["session.report(metrics=...) got 'high'", "'accuracy'", "report plain numbers"],
+        ),
         ("{'accuracy': object()}", ["session.report(metrics=...) got", "object", "not a number"]),
-        ("{'val_loss': 1.0}", ["['val_loss']", "'accuracy'"]),
+        ("{'val_loss': 1.0}", ["session.report(metrics=...) got ['val_loss']", "'accuracy'"]),
     ],
 )
 def test_a_script_reporting_bad_metrics_stops_the_study_in_one_line(
