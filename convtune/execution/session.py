@@ -144,9 +144,9 @@ def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float
 
 
 def _plain(value: Any) -> Any:
-    """A number as a float (tensors and numpy scalars too); anything else as itself or its repr,
-    for the worker to name in its error."""
-    if isinstance(value, bool | str) or value is None:
+    """A number as a float (tensors and numpy scalars too, and a bool, as ``float()`` always
+    took it here); anything else as itself or its repr, for the worker to name in its error."""
+    if isinstance(value, str) or value is None:
         return value
     try:
         return float(value)
