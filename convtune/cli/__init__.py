@@ -105,44 +105,14 @@ def main() -> None:
     # Heartbeats, metric names and grouped TPE are marked experimental; they are what we rely on.
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    import logging
+    from convtune.study.quiet import quiet_optuna_for_one_line_errors
 
-    trial_log = logging.getLogger("optuna.study._optimize")
-    if not any(isinstance(f, _ErrorsSaidOnce) for f in trial_log.filters):  # main() runs again in tests
-        trial_log.addFilter(_ErrorsSaidOnce())
-        logging.getLogger("optuna.storages._rdb.storage").addFilter(_lost_connection_noise)
+    quiet_optuna_for_one_line_errors()
     try:
         app()
     except ConvtuneError as exc:
         _say(f"error: {_scrubbed(exc.one_line())}")
         sys.exit(2)
-
-
-class _ErrorsSaidOnce:
-    """Drops Optuna's report of a trial that raised a :class:`ConvtuneError` (its traceback, then
-    "failed with value None"): that error ends the command, and ``main`` says it in one line."""
-
-    def __init__(self) -> None:
-        self.trials: set[str] = set()
-
-    def filter(self, record: Any) -> bool:
-        import re
-
-        said = re.match(r"Trial (\d+) failed with (parameters|value)", record.getMessage())
-        if said is None:
-            return True
-        error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, ConvtuneError):
-            self.trials.add(said.group(1))
-            return False
-        return not (said.group(2) == "value" and said.group(1) in self.trials)
-
-
-def _lost_connection_noise(record: Any) -> bool:
-    """False for Optuna's "Caught an error from sqlalchemy ... Falling back" on a lost connection
-    (an OperationalError: its fallback is retried by the storage, which says the outcome)."""
-    message = record.getMessage()
-    return not (message.startswith("Caught an error from sqlalchemy") and "OperationalError" in message)
 
 
 def _scrubbed(message: str) -> str:

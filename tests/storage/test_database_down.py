@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import optuna
+import pytest
 import yaml
 from services import drop_postgres_study, postgres_url, tag
 from specs import CLI_SPACE, CLI_SPEC
@@ -77,10 +78,14 @@ class _Proxy:
                 sock.close()
 
 
-def test_a_database_down_past_the_reconnect_budget_is_one_line_with_the_real_cause(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_database_down_past_the_reconnect_budget_is_one_line_with_the_real_cause(
+    workers: int, tmp_path: Path
+) -> None:
     """`study run` exits 2 within the budget (plus start-up slack) with one redacted line whose
     cause is the driver's ("Connection refused"): no retry notices, no tracebacks from Optuna's
-    trial log, its heartbeat thread or its bookkeeping. (A missing database is reported at once:
+    trial log, its heartbeat thread or its bookkeeping, nor from worker processes (``--workers 2``)
+    stopped while they send their error up. (A missing database is reported at once:
     tests/storage/test_storage.py.)"""
     base = urlsplit(postgres_url())
     proxy = _Proxy((base.hostname or "127.0.0.1", base.port or 5432))
@@ -96,7 +101,7 @@ def test_a_database_down_past_the_reconnect_budget_is_one_line_with_the_real_cau
     try:
         create_study(name, load_spec(tmp_path / "spec.yaml"), url)
         run = subprocess.Popen(
-            [*cli, "run", name, "-n", "500", "--storage", url],
+            [*cli, "run", name, "-n", "500", "--storage", url, "--workers", str(workers)],
             cwd=tmp_path,
             env=env,
             stdout=subprocess.PIPE,
