@@ -105,6 +105,9 @@ def main() -> None:
     # Heartbeats, metric names and grouped TPE are marked experimental; they are what we rely on.
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    from convtune.study.quiet import quiet_optuna_for_one_line_errors
+
+    quiet_optuna_for_one_line_errors()
     try:
         app()
     except ConvtuneError as exc:

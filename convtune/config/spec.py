@@ -186,14 +186,24 @@ def _space_path(space: str, base: Path) -> Path:
     return shipped_space(space)
 
 
+_METRICS_FIX = (
+    "write metrics: {accuracy: [0, 1], val_loss: [0, .inf]} or a list of names: [accuracy, val_loss]"
+)
+
+
 def _check_workload(spec: StudySpec, where: str) -> None:
     if isinstance(spec.workload, dict):
         keys = set(spec.workload)
-        if not keys or not keys <= {"script", "command", "args"} or len(keys & {"script", "command"}) != 1:
+        allowed = {"script", "command", "args", "metrics"}
+        if not keys or not keys <= allowed or len(keys & {"script", "command"}) != 1:
             raise ConfigError(
-                "a workload mapping takes {script: file.py, args: [...]} or {command: [...]}",
+                "a workload mapping takes {script: file.py, args: [...], metrics: {...}} "
+                "or {command: [...], metrics: {...}}",
                 where=f"{where}: workload",
             )
+        if "metrics" in keys:
+            metrics = script_metrics(spec.workload["metrics"], where=f"{where}: workload.metrics")
+            _check_target_against(spec, metrics, where)
         if "command" in keys:
             command = spec.workload["command"]
             if "args" in keys or not isinstance(command, list) or not command:
@@ -219,6 +229,48 @@ def _check_workload(spec: StudySpec, where: str) -> None:
 
     factory = resolve_factory(spec.workload, base_dir=Path(spec.base_dir))
     _check_target_metric(spec, factory, where)
+
+
+def script_metrics(value: Any, *, where: str) -> dict[str, tuple[float, float] | None]:
+    """A script workload's declared ``metrics``: ``{name: [low, high]}`` or a list of names.
+
+    The names a script reports through ``session.report(metrics=...)`` and, where given, the
+    range of each (YAML's ``.inf`` for an open end); ``study create`` checks the target against
+    them, since a script cannot be evaluated without running it.
+
+    >>> script_metrics({"accuracy": [0, 1], "val_loss": [0, float("inf")]}, where="s.yaml")
+    {'accuracy': (0.0, 1.0), 'val_loss': (0.0, inf)}
+    >>> script_metrics(["val_loss"], where="s.yaml")
+    {'val_loss': None}
+    """
+
+    def bad(message: str) -> ConfigError:
+        return ConfigError(message, where=where, fix=_METRICS_FIX)
+
+    if isinstance(value, list):
+        if not value or not all(isinstance(name, str) and name.strip() for name in value):
+            raise bad(f"{value!r} is not a non-empty list of metric names")
+        return {name: None for name in value}
+    if not isinstance(value, Mapping) or not value:
+        raise bad(f"{value!r} is neither a mapping of metric ranges nor a list of names")
+    declared: dict[str, tuple[float, float] | None] = {}
+    for name, bounds in value.items():
+        if not isinstance(name, str) or not name.strip():
+            raise bad(f"metric name {name!r} is not a name")
+        if bounds is None:
+            declared[name] = None
+            continue
+        if (
+            not isinstance(bounds, list | tuple)
+            or len(bounds) != 2
+            or any(isinstance(b, bool) or not isinstance(b, int | float) or math.isnan(b) for b in bounds)
+        ):
+            raise bad(f"{name}: {bounds!r} is not a range [low, high] of two numbers")
+        low, high = float(bounds[0]), float(bounds[1])
+        if low > high:
+            raise bad(f"{name}: range [{low:g}, {high:g}] has its low end above its high end")
+        declared[name] = (low, high)
+    return declared
 
 
 def _declared_or_probed_metrics(spec: StudySpec, factory: Any) -> Mapping[str, Any] | None:
@@ -251,11 +303,17 @@ def _check_target_metric(spec: StudySpec, factory: Any, where: str) -> None:
     metrics = _declared_or_probed_metrics(spec, factory)
     if metrics is None:
         return
+    _check_target_against(spec, metrics, where, source="the workload's evaluate() gives")
+
+
+def _check_target_against(
+    spec: StudySpec, metrics: Mapping[str, Any], where: str, *, source: str = "workload.metrics declares"
+) -> None:
+    """The target's metric is among ``metrics`` ({name: (low, high) or None}) and its range can reach it."""
     target = spec.target_spec
     if target.metric not in metrics:
         raise ConfigError(
-            f"the workload's evaluate() gives {', '.join(sorted(map(str, metrics))) or 'no metrics'}, "
-            f"not {target.metric!r}",
+            f"{source} {', '.join(sorted(map(str, metrics))) or 'no metrics'}, not {target.metric!r}",
             where=f"{where}: target",
             fix="check the metric's spelling",
         )

@@ -42,6 +42,7 @@ from convtune.execution.launch import (
 from convtune.execution.processes import _describe_exit, _log_tail, _terminate, stop_signal_of
 from convtune.training.engine import EngineConfig, Progress, RunResult
 from convtune.training.stops import StopRules
+from convtune.workloads import checked_metrics
 
 
 @dataclass
@@ -334,7 +335,12 @@ class ScriptExecutor(LaunchedExecutor):
 def _record_from_session(data: dict[str, Any], config: EngineConfig, world_size: int) -> Progress:
     seconds = float(data.get("seconds", 0.0))
     samples = int(data.get("samples", 0))
-    metrics = {k: float(v) for k, v in (data.get("metrics") or {}).items()}
+    metrics = checked_metrics(
+        data.get("metrics"),
+        source="session.report(metrics=...) got",
+        where="workload (the script's report)",
+        verb="report",
+    )
     if config.cost == "samples":
         cost = float(samples)
     else:

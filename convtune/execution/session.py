@@ -24,6 +24,11 @@ Example::
     del model                                  # DDP before the process group: a clean exit
     dist.destroy_process_group()
 
+Declare what the script reports in the spec (``workload: {script: train.py, metrics: {val_loss:
+[0, .inf]}}`` or a list of names): ``study create`` checks the target against it. The worker
+checks every report: no target metric, or a value that is not a number, ends the run with one
+line; a NaN or infinite target metric ends the trial ``diverged``.
+
 A rank that crashes after every rank received the stop (its ``report`` returned True) leaves
 the trial's outcome as it was, with the crash among the trial's ``warnings``; a crash before
 that fails the trial.
@@ -115,7 +120,9 @@ def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float
     # Each trial is a fresh launch of the script: the process's peak is the trial's.
     peak = peak_rss_mb()
     if _rank() == 0:
-        clean = {k: float(v) for k, v in metrics.items()}
+        # Sent as reported: the worker checks them (a non-number, or no target metric, ends the
+        # study in one line there, instead of a crash of this script in every trial).
+        clean = _plain_metrics(metrics)
         record = {"step": int(step), "samples": int(samples), "seconds": float(elapsed), "metrics": clean}
         client.send({"type": "progress", "trial": trial, "record": record, "peak_rss_mb": peak})
     else:
@@ -134,6 +141,23 @@ def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float
                 with contextlib.suppress(OSError):  # the worker may be gone: nothing to tell
                     client.send({"type": "ack", "trial": trial, "index": index})
             return bool(reply["stop"])
+
+
+def _plain(value: Any) -> Any:
+    """A number as a float (tensors and numpy scalars too, and a bool, as ``float()`` always
+    took it here); anything else as itself or its repr, for the worker to name in its error."""
+    if isinstance(value, str) or value is None:
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError, RuntimeError):
+        return repr(value)
+
+
+def _plain_metrics(metrics: Any) -> Any:
+    if not isinstance(metrics, dict):
+        return repr(metrics) if metrics is not None else None
+    return {str(k): _plain(v) for k, v in metrics.items()}
 
 
 def _connect() -> ChannelClient | None:

@@ -28,6 +28,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from convtune.config.record import TrialRecord, write_trial
 from convtune.config.spec import StudySpec
+from convtune.errors import StorageError
 from convtune.report.format import describe_recipe, readable
 from convtune.storage import default_artifact_dir
 
@@ -230,12 +231,16 @@ class DashboardHooks:
         try:
             # One line to read at a glance in the dashboard's user-attribute table.
             write_trial(trial, {"summary": trial_summary_line(TrialRecord.of(trial).attrs, self.spec)})
+        except StorageError:
+            raise  # the database is gone for good: the run ends, not the plot
         except Exception as exc:
             warnings.warn(f"convtune: could not summarise trial {trial.number}: {exc}", stacklevel=2)
         try:
             if self._store is None:
                 self._store = artifact_store(self.spec, self.storage_url)
             upload_learning_curve(trial, self.spec, self._store)
+        except StorageError:
+            raise
         except Exception as exc:  # a plot must never cost a trial
             warnings.warn(f"convtune: could not upload trial {trial.number}'s plot: {exc}", stacklevel=2)
 
@@ -245,5 +250,7 @@ class DashboardHooks:
             return
         try:
             refresh_note(study, self.spec)
+        except StorageError:
+            raise
         except Exception as exc:
             warnings.warn(f"convtune: could not refresh the study note: {exc}", stacklevel=2)

@@ -9,6 +9,7 @@ embedded SQLite file under ``studies/``: nothing to start, one writer at a time.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import time
@@ -22,6 +23,8 @@ from optuna.storages import BaseStorage
 from optuna.storages.journal import JournalRedisBackend
 
 from convtune.errors import StorageError
+
+_logger = logging.getLogger(__name__)
 
 DEFAULT_DIR = Path("studies")
 DEFAULT_FILE = "convtune.db"
@@ -321,13 +324,36 @@ def _transient(exc: BaseException) -> bool:
     return False
 
 
+class _Outage:
+    """When the current loss of the database began (monotonic seconds), shared by every operation
+    and thread of this process: one outage spends one reconnect budget, so a run whose server
+    stays down ends within the budget, not one budget per operation that meets the outage (a
+    trial's write, its failure record, the heartbeat)."""
+
+    since: float | None = None
+
+
+def _lost_connection_cause(exc: BaseException) -> str:
+    """The driver's own words for why the connection failed (e.g. "Connection refused"), not the
+    ORM's wrapping ("An exception is raised during the commit ...")."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        orig = getattr(seen, "orig", None)
+        if isinstance(orig, BaseException) and str(orig).strip():
+            return str(orig).strip().splitlines()[0]
+        seen = seen.__cause__ or seen.__context__
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> _T:
-        delays, attempt = _reconnect_delays(), 0
+        attempt, delay = 0, 0.5
         while True:
             try:
-                return method(self, *args, **kwargs)
+                result = method(self, *args, **kwargs)
+                _Outage.since = None
+                return result
             except optuna.exceptions.UpdateFinishedTrialError:
                 # A retried write whose first attempt committed before the connection broke.
                 if attempt and name == "set_trial_state_values":
@@ -338,20 +364,22 @@ def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
             except Exception as exc:
                 if not _transient(exc):
                     raise
-                delay = next(delays, None)
-                if delay is None:
-                    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                now = time.monotonic()
+                if _Outage.since is None:
+                    _Outage.since = now
+                if now + delay > _Outage.since + _reconnect_budget():
                     raise StorageError(
-                        f"lost the database connection and could not reconnect within {_reconnect_budget():g} s "
-                        f"({redact(message)})",
+                        f"lost the database connection and could not reconnect within {_reconnect_budget():g} s: "
+                        f"{redact(_lost_connection_cause(exc))}",
                         where=redact(str(self.url)),
                         fix="check that the server is up; the study resumes with the same command",
                     ) from None
-                warnings.warn(
-                    f"convtune: storage {name}: connection lost, retrying in {delay:g} s", stacklevel=2
-                )
+                # Not a warning on the terminal: the outcome (reconnected, or the one-line error
+                # with its cause) is what the user needs; the log keeps each retry.
+                _logger.info("storage %s: connection lost, retrying in %g s", name, delay)
                 time.sleep(delay)
                 attempt += 1
+                delay = min(8.0, delay * 2)
 
     return wrapper
 
@@ -406,6 +434,22 @@ for _name in (
         setattr(
             ResilientRDBStorage, _name, _with_reconnect(_name, getattr(optuna.storages.RDBStorage, _name))
         )
+
+
+_record_heartbeat_or_raise = ResilientRDBStorage.record_heartbeat
+
+
+def _record_heartbeat(self: ResilientRDBStorage, trial_id: int) -> None:
+    """A heartbeat that cannot be written is skipped, not raised: it runs in Optuna's background
+    thread, where an error is a traceback on the terminal and a dead heartbeat; the run's own
+    next write meets the same outage and ends the run with it, in one line."""
+    try:
+        _record_heartbeat_or_raise(self, trial_id)
+    except StorageError as exc:
+        _logger.info("heartbeat of trial id %s not recorded: %s", trial_id, exc)
+
+
+ResilientRDBStorage.record_heartbeat = _record_heartbeat  # type: ignore[method-assign]
 
 
 def _resilient_redis_client(url: str) -> Any:

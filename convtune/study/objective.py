@@ -62,6 +62,7 @@ from convtune.storage import open_storage, redact, resolve_storage_url, strip_pa
 from convtune.study.signals import Preempted, _lost_interrupt
 from convtune.training.engine import EngineConfig, Progress, RunResult, default_threads
 from convtune.training.memory import peak_rss_mb
+from convtune.training.stops import StopRules
 
 if TYPE_CHECKING:
     pass
@@ -276,6 +277,9 @@ class _Reporter:
     # where it is not measured (script and command trials).
     memory: Callable[[], float] | None = None
     oom: str = ""
+    # Why the target's metric went non-finite (NaN or inf): the trial diverged, whatever the
+    # executor says (its own rules watch the training loss, not what evaluate() returns).
+    diverged: str = ""
     # A repeat of a stopped trial: its reports up to this step were judged already (it resumes
     # from that trial's checkpoint, or retraces its seeded curve), so the pruner judges only past it.
     resumed_at: float = -math.inf
@@ -284,10 +288,12 @@ class _Reporter:
         _lost_interrupt.raise_if_pending()
         target = self.spec.target_spec
         if target.metric not in progress.metrics:
+            script = isinstance(self.spec.workload, dict)  # a script's reports, not evaluate()
             raise WorkloadError(
-                f"evaluate() returned {sorted(progress.metrics)}, not the target's metric {target.metric!r}",
+                f"{'session.report(metrics=...) got' if script else 'evaluate() returned'} "
+                f"{sorted(progress.metrics)}, not the target's metric {target.metric!r}",
                 where="workload",
-                fix="return the metric named in the target",
+                fix=f"{'report' if script else 'return'} the metric named in the target",
             )
         value = float(progress.metrics[target.metric])
         step = int(round(progress.cost * step_scale(self.spec.cost)))
@@ -301,6 +307,9 @@ class _Reporter:
             self.trial.report(value, step=step)
         if self.on_event:
             self.on_event(TrialEvent("eval", self.trial.number, cost=progress.cost, metric=value))
+        if not math.isfinite(value):
+            self.diverged = StopRules.metric(target.metric, value, step=progress.step)
+            return True
         if self.memory is not None and self.spec.max_memory_mb:
             used = self.memory()
             if used > self.spec.max_memory_mb:
@@ -493,6 +502,8 @@ class Objective:
             raise TrialFailed(describe_error(exc)) from exc
         if reporter.oom:
             result = dataclasses.replace(result, status="oom", reason=reporter.oom)  # type: ignore[arg-type]
+        elif reporter.diverged and result.status != "diverged":
+            result = dataclasses.replace(result, status="diverged", reason=reporter.diverged)  # type: ignore[arg-type]
         return self._finish(trial, result, reporter)
 
     def _finish(self, trial: optuna.Trial, result: RunResult, reporter: _Reporter) -> float:

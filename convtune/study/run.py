@@ -14,7 +14,7 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from convtune.config.record import TrialRecord, TrialStatus, write_status
-from convtune.errors import ConfigError
+from convtune.errors import ConfigError, StorageError
 from convtune.execution.executor import Executor, InProcessExecutor
 from convtune.storage import resolve_storage_url
 from convtune.study.objective import Objective, TrialEvent, TrialFailed, make_pruner, make_sampler, open_study
@@ -277,8 +277,26 @@ def _optimize(
                 )
                 if after_each is not None:
                     after_each(study, study._storage.get_trial(objective.trial_id))
+            except Exception as exc:
+                # A database that stayed down past the reconnect budget can surface inside
+                # Optuna's bookkeeping as another error (an unbound local in its tell's clean-up):
+                # the storage's own error is the one that says what happened.
+                lost_storage = _storage_error_in(exc)
+                if lost_storage is None or lost_storage is exc:
+                    raise
+                raise lost_storage from None
             done += 1
             _lost_interrupt.raise_if_pending()  # one dropped between trials
+
+
+def _storage_error_in(exc: BaseException) -> StorageError | None:
+    """The :class:`StorageError` that ``exc`` is, or arose while handling; None if none."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, StorageError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _requeue_stopped(study: optuna.Study, trial_id: int | None) -> None:

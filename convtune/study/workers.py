@@ -417,6 +417,9 @@ def _worker_main(
 
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    from convtune.study.quiet import quiet_optuna_for_one_line_errors
+
+    quiet_optuna_for_one_line_errors()
     # Threads per rank: the pinned share of cores / ranks, else cores / (ranks × workers).
     local_workers = 1 if pinned or piece.gpus else workers
     code = 0
@@ -432,6 +435,10 @@ def _worker_main(
     except KeyboardInterrupt:
         code = 130
     except ConvtuneError as exc:
+        # This worker is ending with its error: the stop the supervisor then sends every worker
+        # must not interrupt it sending the error up (a KeyboardInterrupt traceback).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         shared.events.put(("error", exc.one_line()))
         code = 2
     finally:
@@ -440,9 +447,11 @@ def _worker_main(
                 shared.events.cancel_join_thread()
             shared.events.close()
             shared.events.join_thread()
-    if code in (130, 143):
-        # Stopped, its trial marked and re-queued: exit now. The interpreter's teardown (torch's
-        # modules) takes seconds on a loaded machine, of the ~10 s before a scheduler's SIGKILL.
+    if code in (2, 130, 143):
+        # Stopped, its trial marked and re-queued (or its error sent up): exit now. The
+        # interpreter's teardown (torch's modules) takes seconds on a loaded machine, of the ~10 s
+        # before a scheduler's SIGKILL, and the SIGINT the supervisor sends every worker after
+        # an error would interrupt it with a traceback.
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

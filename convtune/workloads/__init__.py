@@ -169,17 +169,25 @@ def build_workload(
     return workload
 
 
-def checked_metrics(returned: Any) -> dict[str, float]:
+def checked_metrics(
+    returned: Any,
+    *,
+    source: str = "evaluate() returned",
+    where: str = "workload.evaluate",
+    verb: str = "return",
+) -> dict[str, float]:
     """What ``evaluate()`` returned, as ``{name: float}``, or a :class:`WorkloadError` saying why not.
 
     A workload bug (a string, None, a tensor of many values) is the user's to fix once, not a
-    failed trial and a traceback for every trial of the study.
+    failed trial and a traceback for every trial of the study. ``source`` (what gave them, with its verb) and
+    ``where`` name a script's ``session.report`` in the error instead of ``evaluate()``, and
+    ``verb`` its fix ("report plain numbers").
     """
     if not isinstance(returned, Mapping):
         raise WorkloadError(
-            f"evaluate() returned {type(returned).__name__}, not a dict of metrics",
-            where="workload.evaluate",
-            fix="return e.g. {'val_loss': 1.23}",
+            f"{source} {type(returned).__name__}, not a dict of metrics",
+            where=where,
+            fix=f"{verb} e.g. {{'val_loss': 1.23}}",
         )
     metrics: dict[str, float] = {}
     for name, value in returned.items():
@@ -189,8 +197,8 @@ def checked_metrics(returned: Any) -> dict[str, float]:
             metrics[str(name)] = float(value)
         except (TypeError, ValueError, RuntimeError):
             raise WorkloadError(
-                f"evaluate() returned {value!r} for {name!r}, not a number",
-                where="workload.evaluate",
-                fix="return plain numbers (e.g. tensor.item())",
+                f"{source} {value!r} for {name!r}, not a number",
+                where=where,
+                fix=f"{verb} plain numbers (e.g. tensor.item())",
             ) from None
     return metrics

@@ -510,6 +510,65 @@ CASES.update(
 )
 
 
+# Script and command workloads declare their metrics in the spec (``workload.metrics``): a
+# mapping of ranges or a list of names, checked at create like a Workload class's ``metrics``.
+_TRAIN = "from convtune.execution import session\nsession.recipe()\n"
+
+
+def _script(
+    metrics: object, target: str = "accuracy>=0.9", command: bool = False
+) -> tuple[str, list[str], dict[str, str]]:
+    workload = {"command": ["python", "train.py"]} if command else {"script": "train.py"}
+    command_, args, files = _create(spec={"workload": {**workload, "metrics": metrics}, "target": target})
+    return command_, args, {**files, "train.py": _TRAIN}
+
+
+CASES.update(
+    {
+        "workload: script metrics without the target's": (
+            *_script({"val_loss": [0, float("inf")]}),
+            {},
+            ["c.yaml: target", "workload.metrics declares val_loss", "not 'accuracy'"],
+        ),
+        "workload: command metric names without the target's": (
+            *_script(["val_loss", "acc"], command=True),
+            {},
+            ["c.yaml: target", "declares acc, val_loss", "not 'accuracy'"],
+        ),
+        "workload: target beyond the script's declared range": (
+            *_script({"accuracy": [0, 1]}, target="accuracy>=1.5"),
+            {},
+            ["c.yaml: target", "cannot be reached", "[0, 1]"],
+        ),
+        "workload: script metric range of one number": (
+            *_script({"accuracy": [1]}),
+            {},
+            ["c.yaml: workload.metrics", "accuracy", "[low, high]", "metrics: {accuracy: [0, 1]"],
+        ),
+        "workload: script metric range reversed": (
+            *_script({"accuracy": [1, 0]}),
+            {},
+            ["c.yaml: workload.metrics", "low end above"],
+        ),
+        "workload: script metric range of words": (
+            *_script({"accuracy": ["low", "high"]}),
+            {},
+            ["c.yaml: workload.metrics", "'low'", "two numbers"],
+        ),
+        "workload: script metrics a bare word": (
+            *_script("accuracy"),
+            {},
+            ["c.yaml: workload.metrics", "'accuracy'", "list of names"],
+        ),
+        "workload: script metrics an empty list": (
+            *_script([]),
+            {},
+            ["c.yaml: workload.metrics", "non-empty list"],
+        ),
+    }
+)
+
+
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project with study ``s`` holding one finished trial (run once for the whole table)."""
@@ -632,3 +691,79 @@ def test_a_workload_misbehaving_at_run_time_stops_the_study_in_one_line(
         assert word in lines[0], (word, lines[0])
     study = optuna.load_study(study_name="w", storage=f"sqlite:///{tmp_path / DB}")
     assert len(study.trials) == 1, "the study stops at the first bad evaluation"
+
+
+_REPORTING = """
+from convtune.execution import session
+
+session.recipe()
+for step in range(1, 50):
+    if session.report(step=step, samples=512 * step, metrics={metrics}):
+        break
+"""
+
+
+def _script_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metrics: str) -> None:
+    """A project whose study ``w`` runs a command workload reporting ``metrics`` (declared: accuracy)."""
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(SPACE))
+    workload = {"command": [sys.executable, "report.py"], "metrics": {"accuracy": [0, 1]}}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump({**SPEC, "workload": workload}))
+    (tmp_path / "report.py").write_text(_REPORTING.format(metrics=metrics))
+
+
+@pytest.mark.parametrize(
+    ("metrics", "words"),
+    [
+        (
+            "{'accuracy': 'high'}",
+            ["session.report(metrics=...) got 'high'", "'accuracy'", "report plain numbers"],
+        ),
+        ("{'accuracy': object()}", ["session.report(metrics=...) got", "object", "not a number"]),
+        ("{'val_loss': 1.0}", ["session.report(metrics=...) got ['val_loss']", "'accuracy'"]),
+    ],
+)
+def test_a_script_reporting_bad_metrics_stops_the_study_in_one_line(
+    metrics: str,
+    words: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A script's declared metrics pass create; its first bad report ends the run, not every trial."""
+    _script_study(tmp_path, monkeypatch, metrics)
+    assert cli(capsys, "study", "create", "w", "--config", "s.yaml")[0] == 0
+    code, out, err = cli(capsys, "study", "run", "w", "-n", "3")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in out + err, err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    study = optuna.load_study(study_name="w", storage=f"sqlite:///{tmp_path / DB}")
+    assert len(study.trials) == 1, "the study stops at the first bad report"
+
+
+@pytest.mark.parametrize("source", ["script", "workload"])
+def test_a_nan_metric_is_divergence_with_its_reason(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A NaN target metric (training loss still finite) ends the trial ``diverged``, not ``budget``."""
+    from convtune.config.record import TrialRecord
+
+    _script_study(tmp_path, monkeypatch, "{'accuracy': float('nan')}")
+    args = ["study", "create", "w", "--config", "s.yaml"]
+    if source == "workload":
+        (tmp_path / "wl.py").write_text(
+            _WORKLOAD.format(returns="{'accuracy': float('nan')}", declared="{'accuracy': (0, 1)}")
+        )
+        args += ["--workload", "wl.py:make"]
+    assert cli(capsys, *args)[0] == 0
+    code, out, err = cli(capsys, "study", "run", "w", "-n", "1")
+    assert code == 0, err
+    (trial,) = optuna.load_study(study_name="w", storage=f"sqlite:///{tmp_path / DB}").trials
+    record = TrialRecord.of(trial)
+    assert record.status == "diverged", record.attrs
+    assert record.attrs["reason"].startswith("non-finite accuracy at step "), record.attrs
+    assert record.attrs["samples"] == 512, "it stops at the first NaN, not at max_cost"
