@@ -33,7 +33,7 @@ _OLD_CONFIRM_ATTR = "confirmed"  # written beside ``confirm`` by earlier version
 
 
 class TrialStatus(enum.StrEnum):
-    """How a trial ended (the outcome table in :mod:`convtune.study.objective`).
+    """How a trial ended (the outcome table in :mod:`convtune.study.objective`, decided in :mod:`convtune.study.outcome`).
 
     A ``str`` enum: it is stored as its value and compares equal to it.
     """

@@ -299,7 +299,7 @@ def trial_value(
     without reaching: a forecast beyond what it spent (``status: stopped``/``budget``,
     ``extrapolated: true``), never a penalty; a stop is a pause, not a verdict. Diverged, or no
     finite forecast below the penalty: the study objective's penalty
-    (:func:`convtune.study.objective.penalty_for_cap`: 10 to 20 × ``max_cost`` by the final gap to
+    (:func:`convtune.study.outcome.penalty_for_cap`: 10 to 20 × ``max_cost`` by the final gap to
     the target; no cap, no scale: from 1e12), and when diverged ``status: diverged`` with
     ``Trial.set_constraint("diverged", 1)``. Every
     trial so ends COMPLETE: loops that read ``study.best_trial`` (the Trainer's
@@ -307,7 +307,7 @@ def trial_value(
     or seconds for millisecond steps: ``step_scale=1000``).
     """
     from convtune.curves import time_to_target
-    from convtune.study.objective import penalty_base_for_cap, penalty_for_cap
+    from convtune.study.outcome import penalty_base_for_cap, penalty_for_cap
 
     study = trial.study
     pruner = study.pruner

@@ -128,7 +128,7 @@ def _recommendation_line(study: optuna.Study, spec: StudySpec, unit: str) -> str
 
 def _value_legend(spec: StudySpec, unit: str) -> str:
     """How to read a trial's value: the ``status`` column says which kind it is."""
-    from convtune.study.objective import PENALTY_CEILING, penalty_base
+    from convtune.study.outcome import PENALTY_CEILING, penalty_base
 
     if not math.isfinite(spec.max_cost):
         return "Values: measured time (`reached`), else a forecast (`stopped`, `budget`), else a penalty."

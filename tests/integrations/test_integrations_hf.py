@@ -32,7 +32,7 @@ from convtune.export import ExportDocument, export  # noqa: E402
 from convtune.integrations import transformers as ct  # noqa: E402
 from convtune.pruners import TimeToTargetPruner  # noqa: E402
 from convtune.study import create_study, engine_config, run_study  # noqa: E402
-from convtune.study.objective import penalty_for_cap  # noqa: E402
+from convtune.study.outcome import penalty_for_cap  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -24,7 +24,7 @@ import pytest
 
 from convtune.config.spec import StudySpec
 from convtune.study import create_study, run_study
-from convtune.study.objective import PENALTY_CEILING
+from convtune.study.outcome import PENALTY_CEILING
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "dashboard.png"
 VIEWPORT = {"width": 1280, "height": 800}
