@@ -264,6 +264,7 @@ def _optimize(
                     )
                 stop_signals.raise_if_pending()
             except KeyboardInterrupt:  # Ctrl-C or Preempted
+                stop_signals.stopping()
                 _requeue_stopped(study, objective.trial_id)
                 raise
             except (ValueError, AssertionError):
@@ -354,6 +355,7 @@ class _Leased:
         except KeyboardInterrupt as stop:
             # Also after training (outcome, plots): the trial ends FAIL, marked as interrupted
             # (Ctrl-C) or preempted; _optimize re-queues it either way.
+            stop_signals.stopping()
             preempted = isinstance(stop, Preempted)
             with contextlib.suppress(Exception):
                 write_status(

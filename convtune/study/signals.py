@@ -83,6 +83,12 @@ class _StopSignals:
         self.pending, self.raised = None, True
         raise stop
 
+    def stopping(self) -> None:
+        """A stop that did not come through :meth:`handle` (an executor's :class:`Preempted`: the
+        ranks were signalled) is on its way out: later signals (the supervisor's SIGTERM to every
+        worker) must not break its clean-up either."""
+        self.pending, self.raised = None, True
+
     def raise_if_pending(self) -> None:
         if self.pending is not None:
             pending, self.pending, self.raised = self.pending, None, True
