@@ -9,7 +9,7 @@ from pathlib import Path
 from convtune.config.record import TrialRecord
 from convtune.config.spec import StudySpec
 from convtune.study import create_study, penalty, run_study
-from convtune.study.objective import CURVE_POINTS, PENALTY_CEILING
+from convtune.study.outcome import CURVE_POINTS, PENALTY_CEILING
 
 
 def _spec(**overrides: object) -> StudySpec:
