@@ -35,38 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from services import TAG_ENV, process_roles, tagged_processes  # noqa: E402  (the fault tests' own)
+from services import TAG_ENV, digits_with_a_fault, process_roles, tagged_processes  # noqa: E402  (the fault tests' own)
 
-WORKLOAD = '''
-import os
-import time
-
-from convtune.workloads import build_workload
-
-
-class SlowDigits:
-    """digits; each step after the first evaluation sleeps while SLOW_AFTER_FIRST_EVAL is set."""
-
-    def __init__(self):
-        self.inner = build_workload("digits")
-        self.calls = 0
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def loss(self, model, batch):
-        self.calls += 1
-        if self.calls > 16 and os.environ.get("SLOW_AFTER_FIRST_EVAL"):
-            time.sleep(0.5)
-        return self.inner.loss(model, batch)
-
-
-def make():
-    return SlowDigits()
-'''
+SLOW_AFTER_FIRST_EVAL = """
+    if self.calls > 16 and os.environ.get("SLOW_AFTER_FIRST_EVAL"):
+        time.sleep(0.5)  # each step after the first evaluation: every signal lands inside a trial
+"""
 
 SPEC = {
-    "workload": "slow_digits.py:make",
     "space": {
         "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
         "horizon_samples": 8192,
@@ -284,10 +260,10 @@ def run_cell(cell: Cell, runs: int, grace: int) -> None:
     os.environ["CONVTUNE_GRACE_PERIOD"] = str(grace)  # long: a killed run recovers by the dead-process check
     with tempfile.TemporaryDirectory(prefix="convtune-stress-") as tmp:
         folder = Path(tmp)
-        (folder / "slow_digits.py").write_text(WORKLOAD)
+        workload = digits_with_a_fault(folder, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
         url = storage_url(cell.storage, folder)
         name = f"stress-{cell.pattern}-{cell.workers}-{uuid.uuid4().hex[:6]}"
-        create_study(name, StudySpec.from_dict({**SPEC, "base_dir": str(folder)}), url)
+        create_study(name, StudySpec.from_dict({**SPEC, **workload}), url)
         try:
             for _ in range(runs):
                 cell.runs += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import textwrap
 import uuid
 from pathlib import Path
 
@@ -180,3 +181,40 @@ def free_port_pair() -> int:
         except OSError:
             continue
     raise RuntimeError("no free port pair")
+
+
+# A workload file for fault tests and `make stress`: digits, with a fault run before each step's loss.
+DIGITS_WITH_A_FAULT = '''
+{imports}
+from convtune.workloads import build_workload
+{helpers}
+
+class DigitsWithAFault:
+    """digits, with the fault under test run before each training step's loss."""
+
+    def __init__(self):
+        self.inner = build_workload("digits")
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def loss(self, model, batch):
+        self.calls += 1
+{fault}
+        return self.inner.loss(model, batch)
+
+
+def make():
+    return DigitsWithAFault()
+'''
+
+
+def digits_with_a_fault(tmp_path: Path, fault: str, imports: str = "", helpers: str = "") -> dict[str, str]:
+    """Writes a digits workload whose ``loss`` runs ``fault`` first; the spec fields that use it."""
+    module = f"fault_{uuid.uuid4().hex[:8]}"
+    code = DIGITS_WITH_A_FAULT.format(
+        imports=imports, helpers=helpers, fault=textwrap.indent(textwrap.dedent(fault).strip(), " " * 8)
+    )
+    (tmp_path / f"{module}.py").write_text(code)
+    return {"workload": f"{module}.py:make", "base_dir": str(tmp_path)}

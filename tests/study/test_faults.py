@@ -12,10 +12,8 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -292,42 +290,6 @@ def test_ctrl_c_while_workers_start_exits_130_without_a_traceback(tmp_path: Path
     assert all(t.user_attrs.get("status") == "interrupted" for t in trials if t.state == TrialState.FAIL)
 
 
-_DIGITS_WITH_A_FAULT = '''
-{imports}
-from convtune.workloads import build_workload
-{helpers}
-
-class DigitsWithAFault:
-    """digits, with the fault under test run before each training step's loss."""
-
-    def __init__(self):
-        self.inner = build_workload("digits")
-        self.calls = 0
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def loss(self, model, batch):
-        self.calls += 1
-{fault}
-        return self.inner.loss(model, batch)
-
-
-def make():
-    return DigitsWithAFault()
-'''
-
-
-def _digits_with_a_fault(tmp_path: Path, fault: str, imports: str = "", helpers: str = "") -> dict[str, str]:
-    """Writes a digits workload whose ``loss`` runs ``fault`` first; the spec fields that use it."""
-    module = f"fault_{uuid.uuid4().hex[:8]}"
-    code = _DIGITS_WITH_A_FAULT.format(
-        imports=imports, helpers=helpers, fault=textwrap.indent(textwrap.dedent(fault).strip(), " " * 8)
-    )
-    (tmp_path / f"{module}.py").write_text(code)
-    return {"workload": f"{module}.py:make", "base_dir": str(tmp_path)}
-
-
 GC_INTERRUPT = """
     if self.calls == 20:  # the 20th step's Ctrl-C arrives inside a weakref callback
         garbage = _Garbage()
@@ -348,7 +310,9 @@ def _interrupted(_ref):
 def test_ctrl_c_dropped_by_garbage_collection_still_stops_the_study(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    workload = _digits_with_a_fault(tmp_path, GC_INTERRUPT, imports="import weakref", helpers=GC_HELPERS)
+    workload = services.digits_with_a_fault(
+        tmp_path, GC_INTERRUPT, imports="import weakref", helpers=GC_HELPERS
+    )
     url = f"sqlite:///{tmp_path / 'gc.db'}"
     create_study("gc", spec(**workload), url)
     with pytest.raises(KeyboardInterrupt):
@@ -370,7 +334,7 @@ SLOW_AFTER_FIRST_EVAL = """
 
 def test_ctrl_c_stops_launched_ranks_at_once_exits_130_and_resumes(tmp_path: Path) -> None:
     url = f"journal://{tmp_path / 'eint.log'}"
-    workload = _digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
+    workload = services.digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
     create_study("eint", spec(**workload, max_cost=1024), url)
     tag = services.tag("sigint-elastic")
     command = ["study", "run", "eint", "-n", "2", "--storage", url, "--executor", "elastic"]
@@ -484,7 +448,7 @@ def test_out_of_memory_is_infeasible_not_a_crash(how: str, tmp_path: Path) -> No
     if how == "memory cap":
         the_spec = spec(max_memory_mb=1)  # every process is over 1 MB: stopped at its first evaluation
     else:
-        the_spec = spec(**_digits_with_a_fault(tmp_path, OOM_AT_STEP_3, imports="import torch"))
+        the_spec = spec(**services.digits_with_a_fault(tmp_path, OOM_AT_STEP_3, imports="import torch"))
     create_study("oom", the_spec, url)
     study = run_study("oom", n_trials=1, storage=url)
     trial = study.trials[0]
@@ -678,7 +642,7 @@ def test_signal_patterns_on_postgresql_with_two_workers(
     monkeypatch.setenv("CONVTUNE_GRACE_PERIOD", "300")
     # Trials slow down after their first evaluation: every signal lands inside a trial.
     monkeypatch.setenv("SLOW_AFTER_FIRST_EVAL", "1")
-    workload = _digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
+    workload = services.digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
     create_study(name, spec(**workload, checkpoint_dir=str(tmp_path / "ckpt")), url)
     try:
         # Workers only, a mix: SIGINT to one (not from the supervisor: preemption), SIGTERM to the other.
@@ -731,7 +695,7 @@ def test_signal_patterns_on_sqlite_with_launched_ranks(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'ranks.db'}"
     monkeypatch.setenv("SLOW_AFTER_FIRST_EVAL", "1")  # every signal lands inside a trial
-    workload = _digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
+    workload = services.digits_with_a_fault(tmp_path, SLOW_AFTER_FIRST_EVAL, imports="import os\nimport time")
     create_study("ranks", spec(**workload), url)
 
     # The ranks alone (a scheduler's signal to part of the job), a mix: SIGTERM to one of two,
