@@ -59,7 +59,7 @@ from convtune.errors import ConvtuneError, StudyError, WorkloadError
 from convtune.execution.executor import Executor, InProcessExecutor
 from convtune.storage import open_storage, redact, resolve_storage_url, strip_password
 from convtune.study.outcome import describe_error, record_outcome
-from convtune.study.signals import Preempted, _lost_interrupt
+from convtune.study.signals import _lost_interrupt
 from convtune.training.engine import EngineConfig, Progress, RunResult, default_threads
 from convtune.training.memory import peak_rss_mb
 from convtune.training.stops import StopRules
@@ -359,8 +359,8 @@ class Objective:
         keep = False
         try:
             return self._run(trial, recipe, config, reporter)
-        except Preempted:
-            keep = True  # its retry resumes from this checkpoint
+        except KeyboardInterrupt:  # Preempted or Ctrl-C: either way the trial is re-queued
+            keep = True  # and its retry resumes from this checkpoint
             raise
         finally:
             # A stopped trial keeps its state: a repeat of its configuration resumes from it.

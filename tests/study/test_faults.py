@@ -314,7 +314,7 @@ def test_ctrl_c_dropped_by_garbage_collection_still_stops_the_study(
         tmp_path, GC_INTERRUPT, imports="import weakref", helpers=GC_HELPERS
     )
     url = f"sqlite:///{tmp_path / 'gc.db'}"
-    create_study("gc", spec(**workload), url)
+    create_study("gc", spec(**workload, checkpoint_dir=str(tmp_path / "ckpt")), url)
     with pytest.raises(KeyboardInterrupt):
         run_study("gc", n_trials=3, storage=url, executor="inprocess")
     assert "Exception ignored" not in capfd.readouterr().err
@@ -324,6 +324,8 @@ def test_ctrl_c_dropped_by_garbage_collection_still_stops_the_study(
     assert trials[1].system_attrs.get("retry_history") == [0]
     assert trials[0].user_attrs.get("status") == "interrupted"
     assert len(trials[0].intermediate_values) < 4096 // 512
+    # Re-queued, so it keeps its checkpoint: the retry trains on from it.
+    assert any((tmp_path / "ckpt" / "gc" / "trial-0").glob("*checkpoint*"))
 
 
 SLOW_AFTER_FIRST_EVAL = """
