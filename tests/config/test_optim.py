@@ -45,7 +45,9 @@ def test_plain_tensors_split_by_dimension_and_ready_groups_pass_through() -> Non
 def test_every_entry_builds_with_its_defaults(name: str) -> None:
     entry = OPTIMIZERS[name]
     if entry.needs != "torch" and importlib.util.find_spec(entry.needs) is None:
-        pytest.skip(f"{entry.needs} is not installed")
+        pytest.skip(
+            f"{entry.needs}, which the {name!r} optimizer needs, is not installed (pip install {entry.needs})"
+        )
     net = _Net()
     optimizer = entry.build(
         param_groups(net, float(entry.defaults.get("weight_decay", 0.0))), 0.01, **dict(entry.defaults)
