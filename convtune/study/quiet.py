@@ -11,22 +11,25 @@ import re
 from convtune.errors import ConvtuneError
 
 
-class _ErrorsSaidOnce:
-    """Drops Optuna's report of a trial that raised a :class:`ConvtuneError` (its traceback, then
-    "failed with value None"): that error ends the run, and the CLI says it in one line."""
+class _SaidInOneLine(logging.Filter):
+    """Drops Optuna's report of a trial that Ctrl-C, a preemption or a :class:`ConvtuneError`
+    ended: "Trial N failed with parameters ..." (with its traceback) and the "Trial N failed with
+    value None" that follows it in the same thread. convtune says each in one line (the trial is
+    marked ``interrupted`` or ``preempted`` with how to resume, or the error ends the run), and
+    Optuna's lines read like a crash beside it."""
 
     def __init__(self) -> None:
-        self.trials: set[str] = set()
+        super().__init__()
+        self._follow_up: dict[int | None, str] = {}  # thread -> the warning that follows
 
     def filter(self, record: logging.LogRecord) -> bool:
-        said = re.match(r"Trial (\d+) failed with (parameters|value)", record.getMessage())
-        if said is None:
-            return True
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, ConvtuneError):
-            self.trials.add(said.group(1))
+        said = re.match(r"Trial (\d+) failed with parameters", record.getMessage())
+        if said is not None and isinstance(error, (KeyboardInterrupt, ConvtuneError)):
+            self._follow_up[record.thread] = f"Trial {said.group(1)} failed with value "
             return False
-        return not (said.group(2) == "value" and said.group(1) in self.trials)
+        follow_up = self._follow_up.pop(record.thread, None)
+        return follow_up is None or not record.getMessage().startswith(follow_up)
 
 
 def _lost_connection_noise(record: logging.LogRecord) -> bool:
@@ -39,11 +42,11 @@ def _lost_connection_noise(record: logging.LogRecord) -> bool:
 def quiet_optuna_for_one_line_errors() -> None:
     """Keep Optuna's log from repeating, as tracebacks, what convtune says in one line.
 
-    The CLI and every worker process call it (idempotent): a trial that raised a
-    :class:`ConvtuneError` ends the run with that error's one line, and a lost database connection
-    is retried by the storage, which says the outcome.
+    The CLI, ``run_study`` and every worker process call it (idempotent): a trial that Ctrl-C or
+    a preemption stopped, or that raised a :class:`ConvtuneError`, is said once by convtune, and
+    a lost database connection is retried by the storage, which says the outcome.
     """
     trial_log = logging.getLogger("optuna.study._optimize")
-    if not any(isinstance(f, _ErrorsSaidOnce) for f in trial_log.filters):
-        trial_log.addFilter(_ErrorsSaidOnce())
+    if not any(isinstance(f, _SaidInOneLine) for f in trial_log.filters):
+        trial_log.addFilter(_SaidInOneLine())
         logging.getLogger("optuna.storages._rdb.storage").addFilter(_lost_connection_noise)

@@ -18,6 +18,7 @@ from convtune.errors import ConfigError, StorageError
 from convtune.execution.executor import Executor, InProcessExecutor
 from convtune.storage import resolve_storage_url
 from convtune.study.objective import Objective, TrialEvent, TrialFailed, make_pruner, make_sampler, open_study
+from convtune.study.quiet import quiet_optuna_for_one_line_errors
 from convtune.study.signals import Preempted, _lost_interrupt, stop_signals
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ def run_study(
     """
     from convtune.execution.launcher import LaunchOptions
 
+    quiet_optuna_for_one_line_errors()
     check_run_arguments(
         n_trials=n_trials,
         timeout=timeout,

@@ -1,9 +1,8 @@
-"""Ctrl-C and SIGTERM during a study: preemption, a Ctrl-C Python would drop, Optuna's noise about it."""
+"""Ctrl-C and SIGTERM during a study: preemption, and a Ctrl-C Python would drop."""
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import signal
 import sys
 import time
@@ -13,31 +12,6 @@ from typing import Any
 from convtune.errors import Preempted
 
 __all__ = ["Preempted", "preemptible", "stop_signals"]
-
-
-class _QuietInterrupt(logging.Filter):
-    """Ctrl-C is no crash: Optuna's two "trial N failed" warnings for it are dropped.
-
-    convtune reports the interruption itself (the trial is marked ``interrupted`` and the CLI
-    prints how to resume); Optuna's lines, the second of which says only "failed with value
-    None", read like a crash beside it.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._follow_up: dict[int | None, str] = {}  # thread -> the warning that follows
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
-            number = record.getMessage().split()[1]  # "Trial N failed with parameters: ..."
-            self._follow_up[record.thread] = f"Trial {number} failed with value "
-            return False
-        follow_up = self._follow_up.pop(record.thread, None)
-        return follow_up is None or not record.getMessage().startswith(follow_up)
-
-
-_quiet_interrupt = _QuietInterrupt()
-logging.getLogger("optuna.study._optimize").addFilter(_quiet_interrupt)
 
 
 class _StopSignals:
