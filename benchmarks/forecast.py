@@ -56,7 +56,7 @@ from scipy.optimize import least_squares
 
 from convtune.config.target import Target
 from convtune.curves import LRSchedule, time_to_target
-from convtune.curves._calibration import CrossingCalibration, ahead, fit_threshold
+from convtune.curves._calibration import CrossingCalibration, ahead, fit_blend, fit_threshold
 from convtune.curves._forecast import Forecast, RawForecast, point_estimate, raw_forecast
 
 HERE = Path(__file__).resolve().parent
@@ -255,6 +255,11 @@ class Case:
     raw: dict[str, RawForecast] = field(default_factory=dict)
     raw_ms: dict[str, float] = field(default_factory=dict)
     forecasts: dict[str, Forecast] = field(default_factory=dict)
+    # The prefix the forecasters saw (for features of a reach model).
+    costs: np.ndarray = field(default_factory=lambda: np.empty(0))
+    values: np.ndarray = field(default_factory=lambda: np.empty(0))
+    schedule: LRSchedule | None = None
+    target: Target | None = None
 
 
 # Raw forecasts are the slow part; the corpus grows while it is being recorded, so they are kept
@@ -333,6 +338,7 @@ def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) ->
                 if math.isfinite(time_to_target(c, v, target)):
                     continue  # already reached: nothing to forecast
                 case = Case(w.name, ti, cut, float(c[-1]) if c.size else 0.0, run.horizon, truth, others)
+                case.costs, case.values, case.schedule, case.target = c, v, run.schedule, target
                 for name, fn in BASELINES.items():
                     case.estimates[name] = fn(c, v, target)
                 for name in CALIBRATED:
@@ -382,7 +388,28 @@ def fit_calibration(cases: list[Case], method: str, fitted_on: list[str]) -> Cro
         outcome += list(y)
         weight += [1.0 / per_workload[wl]] * p.size
     cal = CrossingCalibration.fit(keys, raw, outcome, weight, fitted_on=sorted(fitted_on))
-    return CrossingCalibration(cal.maps, cal.fitted_on, fit_thresholds(cases, method, cal))
+    cal = CrossingCalibration(cal.maps, cal.fitted_on, {}, fit_blends(cases, method, cal))
+    return CrossingCalibration(cal.maps, cal.fitted_on, fit_thresholds(cases, method, cal), cal.blends)
+
+
+def fit_blends(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, float]:
+    """Per situation (and pooled per head), the blend weight of :func:`fit_blend`, on the
+    fitting cases that reach later in their planned run."""
+    groups: dict[str, list[tuple[str, float, float, float]]] = defaultdict(list)
+    for case in cases:
+        r = case.raw[method]
+        if r.final is not None or not math.isfinite(case.truth):
+            continue
+        f = r.calibrated(cal)
+        costs, probs = np.asarray(f.cdf_costs), np.asarray(f.cdf_probs)
+        rec = (case.workload, point_estimate(costs, probs, f.probability, 0.0), r.median_within(), case.truth)
+        groups[r.key].append(rec)
+        groups[r.key.split(":")[0] + ":all"].append(rec)
+    return {
+        key: fit_blend([r[1] for r in recs], [r[2] for r in recs], [r[3] for r in recs], [r[0] for r in recs])
+        for key, recs in groups.items()
+        if len(recs) >= 30
+    }
 
 
 def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, float]:
@@ -396,7 +423,7 @@ def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> 
             continue
         f = r.calibrated(cal)
         costs, probs = np.asarray(f.cdf_costs), np.asarray(f.cdf_probs)
-        conditional = point_estimate(costs, probs, f.probability, 0.0)
+        conditional = point_estimate(costs, probs, f.probability, 0.0, r.median_within(), cal.blend(r.key))
         called = point_estimate(costs, probs, f.probability, math.inf)
         records.append(
             (
@@ -636,7 +663,9 @@ def main(argv: list[str] | None = None) -> int:
         maps.update({k: v for k, v in blind.maps.items() if k.startswith("blind")})
         thresholds = {k: v for k, v in cal.thresholds.items() if k.startswith("sched")}
         thresholds.update({k: v for k, v in blind.thresholds.items() if k.startswith("blind")})
-        CrossingCalibration(maps, cal.fitted_on, thresholds).save(args.write_calibration)
+        blends = {k: v for k, v in cal.blends.items() if k.startswith("sched")}
+        blends.update({k: v for k, v in blind.blends.items() if k.startswith("blind")})
+        CrossingCalibration(maps, cal.fitted_on, thresholds, blends).save(args.write_calibration)
         print(f"wrote {args.write_calibration}", file=sys.stderr)
         return 0
     names = [w.name for w in workloads if not w.home or args.dev_home]

@@ -21,7 +21,13 @@ from typing import Any, TypedDict, Unpack
 import numpy as np
 
 from convtune.config.target import Target
-from convtune.curves._calibration import CrossingCalibration, ahead, default_calibration, situation
+from convtune.curves._calibration import (
+    CrossingCalibration,
+    ahead,
+    blend_estimates,
+    default_calibration,
+    situation,
+)
 from convtune.curves._measure import as_target, time_to_target
 from convtune.curves._models import (
     Basis,
@@ -194,17 +200,30 @@ def _inverse(costs: np.ndarray, probs: np.ndarray, q: float) -> float:
     return float(costs[i - 1] + frac * (costs[i] - costs[i - 1]))
 
 
-def point_estimate(costs: np.ndarray, probs: np.ndarray, probability: float, threshold: float) -> float:
+def point_estimate(
+    costs: np.ndarray,
+    probs: np.ndarray,
+    probability: float,
+    threshold: float,
+    within: float | None = None,
+    blend: float = 0.0,
+) -> float:
     """The point estimate of a crossing distribution (knots ``costs``, ``probs``).
 
     ``probability`` is the chance of crossing by the planned end (without one: at all). At or
-    above ``threshold`` the estimate is the median crossing *given* that it comes by then (where
-    it comes if it comes: what a time-to-target is compared on); below it the curve is called
-    "not within the run" and the estimate is the median crossing given that it comes later, or
-    ``inf`` when the distribution holds no later crossing.
+    above ``threshold`` the curve is called reaching, and the estimate is where it comes if it
+    comes (what a time-to-target is compared on): the median crossing given that it comes by
+    then, read off the distribution, blended geometrically with weight ``blend`` with
+    ``within``, the same median from the model's own draws (see
+    :meth:`RawForecast.median_within`) when the caller has it. Below ``threshold`` the
+    curve is called "not within the run" and the estimate is the median crossing given that it
+    comes later, or ``inf`` when the distribution holds no later crossing.
     """
     if probability > 0 and probability >= threshold:
-        return _inverse(costs, probs, 0.5 * probability)
+        conditional = _inverse(costs, probs, 0.5 * probability)
+        if within is None or blend <= 0.0:
+            return conditional
+        return float(blend_estimates(conditional, within, blend))
     reach = float(probs[-1]) if probs.size else 0.0
     if not reach > probability:
         return math.inf
@@ -321,6 +340,19 @@ class RawForecast:
             return np.zeros_like(np.asarray(costs, dtype=float))
         return np.searchsorted(self.draws, np.asarray(costs, dtype=float), side="right") / self.draws.size
 
+    def median_within(self) -> float:
+        """The median of the draws that cross by the planned end (without one: at all).
+
+        Calibration says *whether* a curve reaches in the run; for *when*, given that it does,
+        the calibrated distribution and the model's own draws err differently (the maps, fitted
+        per share of the run ahead, bend the distribution within it), and their geometric blend
+        errs least (held out over the corpus, see ``docs/benchmarks.md``). ``inf`` when no draw
+        crosses by then.
+        """
+        end = self.horizon if self.horizon is not None else math.inf
+        inside = self.draws[(self.draws >= self.c_last) & (self.draws <= end)]
+        return float(np.median(inside)) if inside.size else math.inf
+
     def calibrated(self, calibration: CrossingCalibration | None = None) -> Forecast:
         if self.final is not None:
             return self.final
@@ -358,7 +390,9 @@ class RawForecast:
             )
         else:
             probability = float(probs[-1])
-        estimate = point_estimate(costs, probs, probability, cal.threshold(self.key))
+        estimate = point_estimate(
+            costs, probs, probability, cal.threshold(self.key), self.median_within(), cal.blend(self.key)
+        )
         low = max(_inverse(costs, probs, tail), self.c_last)
         high = _inverse(costs, probs, 1.0 - tail)
         return Forecast(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from convtune.curves import CrossingCalibration, Forecast, LRSchedule, forecast_time_to_target, time_to_target
-from convtune.curves._calibration import DEFAULT_THRESHOLD, ahead, fit_threshold
+from convtune.curves._calibration import DEFAULT_THRESHOLD, ahead, blend_estimates, fit_blend, fit_threshold
 from convtune.curves._forecast import raw_forecast
 from convtune.curves._models import blind_basis, fit_exp, fit_power, predict
 
@@ -205,8 +205,13 @@ def test_the_estimate_is_within_the_run_exactly_when_reaching_is_likely_enough()
     raw = raw_forecast(c[seen], y[seen], target, horizon=HORIZON)
     f = raw.calibrated(CrossingCalibration())
     assert 0.0 < f.probability < 1.0
-    lenient = raw.calibrated(CrossingCalibration(thresholds={raw.key: f.probability - 0.01}))
-    strict = raw.calibrated(CrossingCalibration(thresholds={raw.key: f.probability + 0.01}))
+    # Blend 0: the estimate of a curve called reaching is read off the calibrated distribution.
+    lenient = raw.calibrated(
+        CrossingCalibration(thresholds={raw.key: f.probability - 0.01}, blends={raw.key: 0.0})
+    )
+    strict = raw.calibrated(
+        CrossingCalibration(thresholds={raw.key: f.probability + 0.01}, blends={raw.key: 0.0})
+    )
     # Likely enough: the median crossing given that it comes within the run.
     assert lenient.estimate <= HORIZON
     assert lenient.probability_before(lenient.estimate) == pytest.approx(0.5 * f.probability, abs=1e-6)
@@ -242,3 +247,38 @@ def test_reach_thresholds_survive_json_and_fall_back_to_an_earlier_share_of_the_
     # Earlier: the pooled one; another head: the default.
     assert back.threshold("sched:0") == pytest.approx(0.05)
     assert back.threshold("blind:1") == pytest.approx(DEFAULT_THRESHOLD)
+
+
+def test_fit_blend_picks_the_median_that_errs_least_on_the_fitting_curves() -> None:
+    truth = np.linspace(1000.0, 5000.0, 60)
+    names = ["a", "b", "c"] * 20
+    exact, off = truth * 1.0, truth * 1.8
+    assert fit_blend(off, exact, truth, names) == 1.0  # the draws' median is right
+    assert fit_blend(exact, off, truth, names) == 0.0  # the calibrated one is
+    # Both off by the same factor in opposite directions: the even blend is exact.
+    assert fit_blend(truth * 1.5, truth / 1.5, truth, names) == 0.5
+
+
+def test_blend_estimates_is_geometric_and_falls_back_to_whichever_is_finite() -> None:
+    out = blend_estimates(np.array([100.0, math.inf, 300.0]), np.array([400.0, 50.0, math.inf]), 0.5)
+    assert out.tolist() == pytest.approx([200.0, 50.0, 300.0])
+
+
+def test_a_curve_called_reaching_gets_the_blend_of_its_two_medians() -> None:
+    c = evals()
+    y = power_curve(c)
+    seen = c <= 0.25 * HORIZON
+    target = f"val_loss<={power_curve(np.array([0.7 * HORIZON]))[0]:.4f}"
+    raw = raw_forecast(c[seen], y[seen], target, horizon=HORIZON)
+    by_calibration = raw.calibrated(CrossingCalibration(blends={raw.key: 0.0}))
+    by_draws = raw.calibrated(CrossingCalibration(blends={raw.key: 1.0}))
+    even = raw.calibrated(CrossingCalibration(blends={raw.key: 0.5}))
+    assert by_calibration.probability >= DEFAULT_THRESHOLD  # called reaching: the blend applies
+    assert by_draws.estimate == pytest.approx(raw.median_within())
+    assert by_calibration.estimate != pytest.approx(by_draws.estimate, rel=1e-3)
+    assert even.estimate == pytest.approx(math.sqrt(by_calibration.estimate * by_draws.estimate))
+    assert even.low <= even.estimate <= even.high
+    # The blend survives the round trip of the shipped table.
+    cal = CrossingCalibration(blends={"sched:1": 0.75})
+    assert CrossingCalibration.from_dict(json.loads(json.dumps(cal.to_dict()))).blend("sched:1@2") == 0.75
+    assert cal.blend("sched:0") == 0.5  # none fitted for that share of the run: the default
