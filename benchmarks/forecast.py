@@ -80,6 +80,7 @@ class Run:
     horizon: float
     schedule: LRSchedule | None
     diverged: bool
+    schedule_name: str = "?"
 
 
 @dataclass
@@ -128,6 +129,7 @@ def load_grid_file(path: Path) -> Workload | None:
                 horizon=float(rec["horizon_samples"]),
                 schedule=LRSchedule.from_dict(sched) if sched else None,
                 diverged=rec.get("status") == "diverged",
+                schedule_name=str((rec.get("knobs") or {}).get("schedule", "?")),
             )
         )
     return w
@@ -260,6 +262,7 @@ class Case:
     values: np.ndarray = field(default_factory=lambda: np.empty(0))
     schedule: LRSchedule | None = None
     target: Target | None = None
+    schedule_name: str = "?"
 
 
 # Raw forecasts are the slow part; the corpus grows while it is being recorded, so they are kept
@@ -339,6 +342,7 @@ def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) ->
                     continue  # already reached: nothing to forecast
                 case = Case(w.name, ti, cut, float(c[-1]) if c.size else 0.0, run.horizon, truth, others)
                 case.costs, case.values, case.schedule, case.target = c, v, run.schedule, target
+                case.schedule_name = run.schedule_name
                 for name, fn in BASELINES.items():
                     case.estimates[name] = fn(c, v, target)
                 for name in CALIBRATED:
@@ -576,6 +580,37 @@ def fmt(x: float, pct: bool = False) -> str:
     return f"{int(x)}"
 
 
+def _error(estimate: float, truth: float) -> float:
+    return 1.0 if not estimate <= 2.0 * truth else min(1.0, abs(estimate / truth - 1.0))
+
+
+def by_schedule(held: list[Case], cuts: tuple[float, ...]) -> list[str]:
+    """Median error per LR schedule, all held-out runs that reach later pooled: where knowing
+    the schedule helps (convtune against convtune-blind) and where it does not."""
+    names = sorted({c.schedule_name for c in held if c.schedule_name != "?"})
+    if not names:
+        return []
+    shown = ("convtune", "convtune-blind", "line2")
+    out = ["\nMedian error by LR schedule (held-out runs that reach later, all workloads pooled):\n"]
+    out.append(
+        "| schedule | " + " | ".join(f"{m} @{int(cut * 100)}%" for cut in cuts for m in shown) + " | runs |"
+    )
+    out.append("|---|" + "---|" * (len(cuts) * len(shown) + 1))
+    for name in names:
+        vals = []
+        for cut in cuts:
+            at = [c for c in held if c.schedule_name == name and c.cut == cut and math.isfinite(c.truth)]
+            for m in shown:
+                errs = [
+                    _error(c.forecasts[m].estimate if m in c.forecasts else c.estimates[m], c.truth)
+                    for c in at
+                ]
+                vals.append(fmt(statistics.median(errs)) if errs else "–")
+        n = sum(1 for c in held if c.schedule_name == name and math.isfinite(c.truth))
+        out.append(f"| {name} | " + " | ".join(vals) + f" | {n} |")
+    return out
+
+
 def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tuple[float, ...]) -> str:
     out: list[str] = []
     cols = [
@@ -611,6 +646,7 @@ def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tu
                 r = results[(n, cut, method)]
                 vals = [fmt(r.get(key, math.nan), pct) for key, _, pct in cols]
                 out.append(f"| {n} | {method} | " + " | ".join(vals) + " |")
+    out += by_schedule(held, cuts)
     for method in CALIBRATED:
         pred = [c.forecasts[method].probability for c in held]
         obs = [float(c.truth <= c.horizon) for c in held]

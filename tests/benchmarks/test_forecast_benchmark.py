@@ -1,0 +1,57 @@
+"""The held-out forecast benchmark (``benchmarks/forecast.py``) on a slice of the corpus.
+
+Run as a user runs it (a subprocess), on three corpus workloads cut to their first runs: every
+reported workload is scored with a calibration fitted on the other two, and the shipped-table
+command writes a calibration that convtune loads.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from convtune.curves import CrossingCalibration
+from convtune.curves._calibration import BLEND_GRID
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "benchmarks" / "data" / "corpus"
+WORKLOADS = ("regression_r2", "logreg_digits", "friedman_mse")
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # HOME in tmp_path: the benchmark's cache of raw forecasts goes there, not to the user's.
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    data = [str(CORPUS / f"{w}.jsonl.gz") for w in WORKLOADS]
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "forecast.py"), "--data", *data, "--no-home"]
+    cmd += ["--max-runs", "12", "--cuts", "0.25", "0.5", *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calibration(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "tables.md"
+    done = _run(tmp_path, "--markdown", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = out.read_text()
+    assert text.startswith("Median over held-out workloads (" + ", ".join(WORKLOADS))
+    for workload in WORKLOADS:
+        assert f"| {workload} | convtune | " in text
+        assert f"| {workload} | line2 | " in text
+    assert "Median error by LR schedule" in text
+    assert "| cosine | " in text  # the corpus grids hold every schedule
+    assert text == done.stdout.strip() + "\n"
+
+    written = tmp_path / "calibration.json"
+    done = _run(tmp_path, "--write-calibration", str(written))
+    assert done.returncode == 0, done.stderr[-2000:]
+    cal = CrossingCalibration.load(written)
+    assert sorted(cal.fitted_on) == sorted(WORKLOADS)
+    assert cal.maps and cal.thresholds
+    assert cal.blends and set(cal.blends.values()) <= set(BLEND_GRID)
+    assert any(k.startswith("blind") for k in cal.blends) and any(k.startswith("sched") for k in cal.blends)
