@@ -56,7 +56,7 @@ from scipy.optimize import least_squares
 
 from convtune.config.target import Target
 from convtune.curves import LRSchedule, time_to_target
-from convtune.curves._calibration import CrossingCalibration, ahead, fit_blend, fit_threshold
+from convtune.curves._calibration import CrossingCalibration, ahead, blend_estimates, fit_blend, fit_threshold
 from convtune.curves._forecast import Forecast, RawForecast, point_estimate, raw_forecast
 
 HERE = Path(__file__).resolve().parent
@@ -291,6 +291,7 @@ def _code_digest() -> str:
         fc._future_evals,
         fc._blew_up,
         fc._warmup_end,
+        fc._two_point_crossing,
     ):
         h.update(inspect.getsource(fn).encode())
     calibrated_stage = ("_N_KNOTS",)
@@ -396,21 +397,24 @@ def fit_calibration(cases: list[Case], method: str, fitted_on: list[str]) -> Cro
     return CrossingCalibration(cal.maps, cal.fitted_on, fit_thresholds(cases, method, cal), cal.blends)
 
 
-def fit_blends(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, float]:
-    """Per situation (and pooled per head), the blend weight of :func:`fit_blend`, on the
-    fitting cases that reach later in their planned run."""
-    groups: dict[str, list[tuple[str, float, float, float]]] = defaultdict(list)
+def fit_blends(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, tuple[float, float]]:
+    """Per situation (and pooled per head), the blend of :func:`fit_blend`, on the fitting cases
+    that reach later in their planned run."""
+    groups: dict[str, list[tuple[str, np.ndarray, float]]] = defaultdict(list)
     for case in cases:
         r = case.raw[method]
         if r.final is not None or not math.isfinite(case.truth):
             continue
         f = r.calibrated(cal)
-        costs, probs = np.asarray(f.cdf_costs), np.asarray(f.cdf_probs)
-        rec = (case.workload, point_estimate(costs, probs, f.probability, 0.0), r.median_within(), case.truth)
+        rec = (
+            case.workload,
+            r.estimates_given_reach(np.asarray(f.cdf_costs), np.asarray(f.cdf_probs), f.probability),
+            case.truth,
+        )
         groups[r.key].append(rec)
         groups[r.key.split(":")[0] + ":all"].append(rec)
     return {
-        key: fit_blend([r[1] for r in recs], [r[2] for r in recs], [r[3] for r in recs], [r[0] for r in recs])
+        key: fit_blend(np.array([r[1] for r in recs]), [r[2] for r in recs], [r[0] for r in recs])
         for key, recs in groups.items()
         if len(recs) >= 30
     }
@@ -427,7 +431,8 @@ def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> 
             continue
         f = r.calibrated(cal)
         costs, probs = np.asarray(f.cdf_costs), np.asarray(f.cdf_probs)
-        conditional = point_estimate(costs, probs, f.probability, 0.0, r.median_within(), cal.blend(r.key))
+        given_reach = blend_estimates(r.estimates_given_reach(costs, probs, f.probability), cal.blend(r.key))
+        conditional = point_estimate(costs, probs, f.probability, 0.0, float(given_reach[0]))
         called = point_estimate(costs, probs, f.probability, math.inf)
         records.append(
             (

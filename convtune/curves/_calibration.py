@@ -47,12 +47,16 @@ _MAX_BINS = 40
 # only when the data say so). Without a fitted threshold, DEFAULT_THRESHOLD applies.
 MAX_NEVER = 0.05
 DEFAULT_THRESHOLD = 0.3
-# A curve called reaching gets as its estimate a geometric blend of two medians of the crossing
-# given reach: the calibrated distribution's and the model draws' own (see
-# ``RawForecast.median_within``). ``blend`` is the draws' weight, chosen per situation on the
-# fitting workloads from BLEND_GRID; without a fitted one, DEFAULT_BLEND.
-DEFAULT_BLEND = 0.5
-BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
+# A curve called reaching gets as its estimate a geometric blend of three estimates of where it
+# crosses given that it does within the run: the calibrated distribution's median, the model
+# draws' own median (``RawForecast.median_within``) and the line through the last two points
+# (``RawForecast.line``, when it crosses within the run). A blend is the pair of weights
+# (draws, line), the calibrated median taking the rest, chosen per situation on the fitting
+# workloads from BLEND_GRID; without a fitted one, DEFAULT_BLEND.
+Blend = tuple[float, float]
+DEFAULT_BLEND: Blend = (0.5, 0.0)
+_STEPS = (0.0, 0.25, 0.5, 0.75, 1.0)
+BLEND_GRID: tuple[Blend, ...] = tuple((a, b) for a in _STEPS for b in _STEPS if a + b <= 1.0 and b < 1.0)
 _THRESHOLD_GRID = np.round(np.arange(0.0, 0.605, 0.01), 2)
 
 
@@ -96,10 +100,10 @@ class CrossingCalibration:
     maps: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     fitted_on: tuple[str, ...] = ()
     thresholds: Mapping[str, float] = field(default_factory=dict)
-    blends: Mapping[str, float] = field(default_factory=dict)
+    blends: Mapping[str, Blend] = field(default_factory=dict)
 
-    def blend(self, key: str) -> float:
-        """The weight of the model draws' median in the estimate of situation ``key``.
+    def blend(self, key: str) -> Blend:
+        """The weights (model draws' median, two-point line) of the estimate in situation ``key``.
 
         Looked up like :meth:`threshold`; :data:`DEFAULT_BLEND` when none was fitted.
         """
@@ -112,7 +116,7 @@ class CrossingCalibration:
         cuts at most half-way), that of the nearest earlier share (a forecast knows no less
         later in a run); else its head's ``:all``; else :data:`DEFAULT_THRESHOLD`.
         """
-        return _lookup(self.thresholds, key, DEFAULT_THRESHOLD)
+        return float(_lookup(self.thresholds, key, DEFAULT_THRESHOLD))
 
     def apply(self, key: str, p: float | np.ndarray) -> np.ndarray:
         knots = None
@@ -132,7 +136,7 @@ class CrossingCalibration:
         return {
             "fitted_on": list(self.fitted_on),
             "thresholds": {k: round(float(v), 4) for k, v in sorted(self.thresholds.items())},
-            "blends": {k: round(float(v), 4) for k, v in sorted(self.blends.items())},
+            "blends": {k: [round(float(w), 4) for w in v] for k, v in sorted(self.blends.items())},
             "progress_edges": list(PROGRESS_EDGES),
             "ahead_edges": list(AHEAD_EDGES),
             "maps": {
@@ -148,7 +152,7 @@ class CrossingCalibration:
             for k, v in data.get("maps", {}).items()
         }
         thresholds = {str(k): float(v) for k, v in data.get("thresholds", {}).items()}
-        blends = {str(k): float(v) for k, v in data.get("blends", {}).items()}
+        blends = {str(k): _as_blend(v) for k, v in data.get("blends", {}).items()}
         return cls(maps, tuple(data.get("fitted_on", ())), thresholds, blends)
 
     def save(self, path: str | Path) -> None:
@@ -196,7 +200,15 @@ class CrossingCalibration:
         return cls(maps, tuple(fitted_on))
 
 
-def _lookup(table: Mapping[str, float], key: str, default: float) -> float:
+def _as_blend(value: Any) -> Blend:
+    """A stored blend: a pair, or (an older table) the draws' weight alone."""
+    if isinstance(value, int | float):
+        return (float(value), 0.0)
+    draws, line = value
+    return (float(draws), float(line))
+
+
+def _lookup(table: Mapping[str, Any], key: str, default: Any) -> Any:
     """``table``'s value for situation ``key``: its own; for a share of the run never seen in
     fitting, that of the nearest earlier share; else its head's ``:all``; else ``default``."""
     bare = key.partition("@")[0]
@@ -206,50 +218,63 @@ def _lookup(table: Mapping[str, float], key: str, default: float) -> float:
         keys += [f"{head}:{i}" for i in range(int(bucket) - 1, -1, -1)]
     for k in (*keys, f"{head}:all"):
         if k in table:
-            return float(table[k])
+            return table[k]
     return default
 
 
 def fit_blend(
-    calibrated: Sequence[float] | np.ndarray,
-    draws: Sequence[float] | np.ndarray,
+    estimates: np.ndarray,
     truth: Sequence[float] | np.ndarray,
     workload: Sequence[str],
-) -> float:
-    """The blend weight from :data:`BLEND_GRID` whose estimates err least on the fitting curves.
+) -> Blend:
+    """The blend from :data:`BLEND_GRID` whose estimates err least on the fitting curves.
 
-    One record per forecast of a curve that reached later in its planned run: the median
-    crossing given reach read off the calibrated distribution, the model draws' median, and
-    the measured crossing. The score is the mean over workloads of each workload's median
-    relative error (an estimate beyond twice the crossing counts as 1; the benchmark reports
-    their median, which jumps from one fold to the next); ties go to the even blend.
+    One row of ``estimates`` per forecast of a curve that reached later in its planned run:
+    (calibrated median, draws' median, two-point line; ``nan`` where one has none), with the
+    measured crossing in ``truth``. The score is the mean over workloads of each workload's
+    median relative error (an estimate beyond twice the crossing counts as 1; the benchmark
+    reports their median, which jumps from one fold to the next); ties go to the blend nearer
+    :data:`DEFAULT_BLEND`.
     """
-    a = np.asarray(calibrated, dtype=float)
-    b = np.asarray(draws, dtype=float)
+    e = np.asarray(estimates, dtype=float).reshape(-1, 3)
     t = np.asarray(truth, dtype=float)
     names = np.asarray(workload)
-    if a.size == 0:
+    if e.shape[0] == 0:
         return DEFAULT_BLEND
+    groups = [names == n for n in np.unique(names)]
     best, best_score = DEFAULT_BLEND, math.inf
-    for w in sorted(BLEND_GRID, key=lambda x: abs(x - DEFAULT_BLEND)):
-        est = blend_estimates(a, b, w)
+
+    def distance(b: Blend) -> float:
+        return abs(b[0] - DEFAULT_BLEND[0]) + abs(b[1] - DEFAULT_BLEND[1])
+
+    for b in sorted(BLEND_GRID, key=distance):
+        est = blend_estimates(e, b)
         err = np.where(est <= 2.0 * t, np.minimum(1.0, np.abs(est / t - 1.0)), 1.0)
-        score = float(np.mean([np.median(err[names == n]) for n in np.unique(names)]))
+        score = float(np.mean([np.median(err[g]) for g in groups]))
         if score < best_score - 1e-9:
-            best, best_score = w, score
+            best, best_score = b, score
     return best
 
 
-def blend_estimates(calibrated: np.ndarray | float, draws: np.ndarray | float, weight: float) -> np.ndarray:
-    """``calibrated**(1-weight) * draws**weight``, falling back to whichever one is finite."""
-    a = np.asarray(calibrated, dtype=float)
-    b = np.asarray(draws, dtype=float)
-    both = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mixed = np.exp(
-            (1.0 - weight) * np.log(np.where(both, a, 1.0)) + weight * np.log(np.where(both, b, 1.0))
-        )
-    return np.where(both, mixed, np.where(np.isfinite(a), a, b))
+def blend_estimates(estimates: np.ndarray, blend: Blend) -> np.ndarray:
+    """Geometric blend of each row (calibrated median, draws' median, two-point line).
+
+    Weights ``(1 - draws - line, draws, line)``; an estimate that is missing (``nan``, ``inf``,
+    not positive) gives its weight to the others in proportion; a row with none is ``inf``.
+    """
+    e = np.atleast_2d(np.asarray(estimates, dtype=float))
+    w = np.array([1.0 - blend[0] - blend[1], blend[0], blend[1]])
+    ok = np.isfinite(e) & (e > 0)
+    wk = np.where(ok, w, 0.0)
+    total = wk.sum(axis=1)
+    # A row whose weighted estimates are all missing falls back to its estimates unweighted.
+    fallback = ok & (total[:, None] <= 0)
+    wk = np.where(total[:, None] > 0, wk, fallback.astype(float))
+    total = wk.sum(axis=1)
+    logs = np.log(np.where(ok, e, 1.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.exp((wk * logs).sum(axis=1) / total)
+    return np.where(total > 0, out, math.inf)
 
 
 def fit_threshold(

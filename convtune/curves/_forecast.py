@@ -205,25 +205,22 @@ def point_estimate(
     probs: np.ndarray,
     probability: float,
     threshold: float,
-    within: float | None = None,
-    blend: float = 0.0,
+    given_reach: float | None = None,
 ) -> float:
     """The point estimate of a crossing distribution (knots ``costs``, ``probs``).
 
     ``probability`` is the chance of crossing by the planned end (without one: at all). At or
     above ``threshold`` the curve is called reaching, and the estimate is where it comes if it
-    comes (what a time-to-target is compared on): the median crossing given that it comes by
-    then, read off the distribution, blended geometrically with weight ``blend`` with
-    ``within``, the same median from the model's own draws (see
-    :meth:`RawForecast.median_within`) when the caller has it. Below ``threshold`` the
-    curve is called "not within the run" and the estimate is the median crossing given that it
-    comes later, or ``inf`` when the distribution holds no later crossing.
+    comes (what a time-to-target is compared on): ``given_reach`` when the caller has one (see
+    :meth:`RawForecast.calibrated`), else the median crossing given that it comes by then, read
+    off the distribution. Below ``threshold`` the curve is called "not within the run" and the
+    estimate is the median crossing given that it comes later, or ``inf`` when the distribution
+    holds no later crossing.
     """
     if probability > 0 and probability >= threshold:
-        conditional = _inverse(costs, probs, 0.5 * probability)
-        if within is None or blend <= 0.0:
-            return conditional
-        return float(blend_estimates(conditional, within, blend))
+        if given_reach is not None and math.isfinite(given_reach):
+            return given_reach
+        return _inverse(costs, probs, 0.5 * probability)
     reach = float(probs[-1]) if probs.size else 0.0
     if not reach > probability:
         return math.inf
@@ -333,6 +330,8 @@ class RawForecast:
     model: str
     n_points: int
     level: float
+    # Where the line through the last two points crosses the target (inf: not improving).
+    line: float = math.inf
 
     def cdf(self, costs: float | np.ndarray) -> np.ndarray:
         """Raw share of draws crossed by each cost."""
@@ -341,17 +340,27 @@ class RawForecast:
         return np.searchsorted(self.draws, np.asarray(costs, dtype=float), side="right") / self.draws.size
 
     def median_within(self) -> float:
-        """The median of the draws that cross by the planned end (without one: at all).
-
-        Calibration says *whether* a curve reaches in the run; for *when*, given that it does,
-        the calibrated distribution and the model's own draws err differently (the maps, fitted
-        per share of the run ahead, bend the distribution within it), and their geometric blend
-        errs least (held out over the corpus, see ``docs/benchmarks.md``). ``inf`` when no draw
-        crosses by then.
-        """
+        """The median of the draws that cross by the planned end (without one: at all);
+        ``inf`` when no draw crosses by then."""
         end = self.horizon if self.horizon is not None else math.inf
         inside = self.draws[(self.draws >= self.c_last) & (self.draws <= end)]
         return float(np.median(inside)) if inside.size else math.inf
+
+    def estimates_given_reach(self, costs: np.ndarray, probs: np.ndarray, probability: float) -> np.ndarray:
+        """Three estimates of where the curve crosses given that it does by the planned end.
+
+        The median read off the calibrated distribution (knots ``costs``, ``probs``), the raw
+        draws' own median (:meth:`median_within`), and the two-point line's crossing when it
+        comes by then (else ``nan``). Calibration says *whether* a curve reaches in the run; for
+        *when*, these three err differently (the maps, fitted per share of the run ahead, bend
+        the distribution within it; the line sees only the recent pace), and a blend of them,
+        weighted per situation by the calibration, errs least (held out over the corpus, see
+        ``docs/benchmarks.md``).
+        """
+        end = self.horizon if self.horizon is not None else math.inf
+        line = self.line if self.c_last < self.line <= end else math.nan
+        conditional = _inverse(costs, probs, 0.5 * probability) if probability > 0 else math.inf
+        return np.array([conditional, self.median_within(), line])
 
     def calibrated(self, calibration: CrossingCalibration | None = None) -> Forecast:
         if self.final is not None:
@@ -390,9 +399,10 @@ class RawForecast:
             )
         else:
             probability = float(probs[-1])
-        estimate = point_estimate(
-            costs, probs, probability, cal.threshold(self.key), self.median_within(), cal.blend(self.key)
+        given_reach = blend_estimates(
+            self.estimates_given_reach(costs, probs, probability), cal.blend(self.key)
         )
+        estimate = point_estimate(costs, probs, probability, cal.threshold(self.key), float(given_reach[0]))
         low = max(_inverse(costs, probs, tail), self.c_last)
         high = _inverse(costs, probs, 1.0 - tail)
         return Forecast(
@@ -536,17 +546,30 @@ def raw_forecast(
     draws = [defensive]
     if n_local:
         draws.append(_local_trend_crossings(c[pos], y[pos], y_target, sigma, n_local, rng))
+    line = _two_point_crossing(c[pos], y[pos], y_target)
     if not fits:
         if not n_local:
             return unknown()
-        return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, "trend", n, level)
+        return RawForecast(
+            None, np.sort(np.concatenate(draws)), c_last, horizon, key, "trend", n, level, line
+        )
 
     weights = _family_weights(fits, int(cf.size))
     end = horizon if horizon is not None else 2.0 * c_last
     n_model = _N_DRAWS - n_def - n_local
     draws += _family_crossings(fits, weights, n_model, c, c_last, end, y_target, sigma, rng)
     model = fits[int(np.argmax(weights))][0]
-    return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, model, n, level)
+    return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, model, n, level, line)
+
+
+def _two_point_crossing(c: np.ndarray, y: np.ndarray, y_target: float) -> float:
+    """Where the line through the last two points (lower is better) reaches ``y_target``."""
+    if c.size < 2 or not c[-1] > c[-2]:
+        return math.inf
+    slope = (y[-1] - y[-2]) / (c[-1] - c[-2])
+    if not slope < 0:
+        return math.inf
+    return float(c[-1] + (y_target - y[-1]) / slope)
 
 
 def _sorted_points(

@@ -275,7 +275,8 @@ def test_poorly_identified_curve_interval_is_not_one_sided() -> None:
     schedule = LRSchedule.from_steps(np.full(128, 6e-3), 64)
     f = forecast_time_to_target(c, y, "val_loss<=2.4", schedule=schedule)
     assert math.isfinite(f.estimate)
-    assert f.low < 0.9 * f.estimate
+    # The distribution's own median given reach (the estimate blends it with other estimates).
+    assert f.low < 0.9 * f.quantile(0.5 * f.probability)
     assert f.low <= 5881 and f.probability >= 0.1
 
 

@@ -207,10 +207,10 @@ def test_the_estimate_is_within_the_run_exactly_when_reaching_is_likely_enough()
     assert 0.0 < f.probability < 1.0
     # Blend 0: the estimate of a curve called reaching is read off the calibrated distribution.
     lenient = raw.calibrated(
-        CrossingCalibration(thresholds={raw.key: f.probability - 0.01}, blends={raw.key: 0.0})
+        CrossingCalibration(thresholds={raw.key: f.probability - 0.01}, blends={raw.key: (0.0, 0.0)})
     )
     strict = raw.calibrated(
-        CrossingCalibration(thresholds={raw.key: f.probability + 0.01}, blends={raw.key: 0.0})
+        CrossingCalibration(thresholds={raw.key: f.probability + 0.01}, blends={raw.key: (0.0, 0.0)})
     )
     # Likely enough: the median crossing given that it comes within the run.
     assert lenient.estimate <= HORIZON
@@ -249,36 +249,66 @@ def test_reach_thresholds_survive_json_and_fall_back_to_an_earlier_share_of_the_
     assert back.threshold("blind:1") == pytest.approx(DEFAULT_THRESHOLD)
 
 
-def test_fit_blend_picks_the_median_that_errs_least_on_the_fitting_curves() -> None:
+def test_fit_blend_picks_the_estimate_that_errs_least_on_the_fitting_curves() -> None:
     truth = np.linspace(1000.0, 5000.0, 60)
     names = ["a", "b", "c"] * 20
-    exact, off = truth * 1.0, truth * 1.8
-    assert fit_blend(off, exact, truth, names) == 1.0  # the draws' median is right
-    assert fit_blend(exact, off, truth, names) == 0.0  # the calibrated one is
-    # Both off by the same factor in opposite directions: the even blend is exact.
-    assert fit_blend(truth * 1.5, truth / 1.5, truth, names) == 0.5
+    exact, off, missing = truth * 1.0, truth * 1.8, np.full(truth.size, math.nan)
+
+    def rows(*columns: np.ndarray) -> np.ndarray:
+        return np.stack(columns, axis=1)
+
+    assert fit_blend(rows(off, exact, off), truth, names) == (1.0, 0.0)  # the draws' median is right
+    assert fit_blend(rows(exact, off, off), truth, names) == (0.0, 0.0)  # the calibrated one is
+    # The line, as far as it may go (never alone); the other quarter goes to either median
+    # alike, and the tie to the blend nearer the default.
+    assert fit_blend(rows(off, off, exact), truth, names) == (0.25, 0.75)
+    # Off by the same factor in opposite directions: the even blend is exact; no line: its
+    # weight would go to the others, so it stays at 0.
+    assert fit_blend(rows(truth * 1.5, truth / 1.5, missing), truth, names) == (0.5, 0.0)
 
 
-def test_blend_estimates_is_geometric_and_falls_back_to_whichever_is_finite() -> None:
-    out = blend_estimates(np.array([100.0, math.inf, 300.0]), np.array([400.0, 50.0, math.inf]), 0.5)
-    assert out.tolist() == pytest.approx([200.0, 50.0, 300.0])
+def test_blend_estimates_is_geometric_and_gives_a_missing_estimates_weight_to_the_others() -> None:
+    rows = np.array(
+        [
+            [100.0, 400.0, math.nan],  # no line: calibrated and draws share its weight
+            [math.inf, 50.0, 200.0],
+            [300.0, math.inf, math.nan],
+            [math.inf, math.inf, math.nan],
+        ]
+    )
+    out = blend_estimates(rows, (0.25, 0.5))
+    assert out[0] == pytest.approx(200.0)  # weights 0.25 / 0.25 over (100, 400)
+    assert out[1] == pytest.approx(math.exp((0.25 * math.log(50.0) + 0.5 * math.log(200.0)) / 0.75))
+    assert out[2] == pytest.approx(300.0)
+    assert out[3] == math.inf
+    # Weight 0 on what is there: the row falls back to what it has, unweighted.
+    assert blend_estimates(np.array([[math.inf, 80.0, math.nan]]), (0.0, 0.0))[0] == pytest.approx(80.0)
 
 
-def test_a_curve_called_reaching_gets_the_blend_of_its_two_medians() -> None:
+def test_a_curve_called_reaching_gets_the_blend_of_its_three_estimates() -> None:
     c = evals()
     y = power_curve(c)
     seen = c <= 0.25 * HORIZON
     target = f"val_loss<={power_curve(np.array([0.7 * HORIZON]))[0]:.4f}"
     raw = raw_forecast(c[seen], y[seen], target, horizon=HORIZON)
-    by_calibration = raw.calibrated(CrossingCalibration(blends={raw.key: 0.0}))
-    by_draws = raw.calibrated(CrossingCalibration(blends={raw.key: 1.0}))
-    even = raw.calibrated(CrossingCalibration(blends={raw.key: 0.5}))
+    by_calibration = raw.calibrated(CrossingCalibration(blends={raw.key: (0.0, 0.0)}))
+    by_draws = raw.calibrated(CrossingCalibration(blends={raw.key: (1.0, 0.0)}))
+    by_line = raw.calibrated(CrossingCalibration(blends={raw.key: (0.0, 0.75)}))
+    even = raw.calibrated(CrossingCalibration(blends={raw.key: (0.5, 0.0)}))
     assert by_calibration.probability >= DEFAULT_THRESHOLD  # called reaching: the blend applies
     assert by_draws.estimate == pytest.approx(raw.median_within())
     assert by_calibration.estimate != pytest.approx(by_draws.estimate, rel=1e-3)
     assert even.estimate == pytest.approx(math.sqrt(by_calibration.estimate * by_draws.estimate))
     assert even.low <= even.estimate <= even.high
-    # The blend survives the round trip of the shipped table.
-    cal = CrossingCalibration(blends={"sched:1": 0.75})
-    assert CrossingCalibration.from_dict(json.loads(json.dumps(cal.to_dict()))).blend("sched:1@2") == 0.75
-    assert cal.blend("sched:0") == 0.5  # none fitted for that share of the run: the default
+    # The line through the last two points of this power law crosses within the run, early (it
+    # keeps the recent pace, which the curve does not).
+    assert raw.c_last < raw.line < HORIZON
+    expected = math.exp(0.25 * math.log(by_calibration.estimate) + 0.75 * math.log(raw.line))
+    assert by_line.estimate == pytest.approx(expected)
+    # The blend survives the round trip of the shipped table; an older table's single weight
+    # reads as the draws' weight.
+    cal = CrossingCalibration(blends={"sched:1": (0.5, 0.25)})
+    back = CrossingCalibration.from_dict(json.loads(json.dumps(cal.to_dict())))
+    assert back.blend("sched:1@2") == (0.5, 0.25)
+    assert CrossingCalibration.from_dict({"blends": {"sched:1": 0.75}}).blend("sched:1") == (0.75, 0.0)
+    assert cal.blend("sched:0") == (0.5, 0.0)  # none fitted for that share of the run: the default
