@@ -598,7 +598,9 @@ def by_schedule(held: list[Case], cuts: tuple[float, ...]) -> list[str]:
     shown = ("convtune", "convtune-blind", "line2")
     out = ["\nMedian error by LR schedule (held-out runs that reach later, all workloads pooled):\n"]
     out.append(
-        "| schedule | " + " | ".join(f"{m} @{int(cut * 100)}%" for cut in cuts for m in shown) + " | runs |"
+        "| schedule | "
+        + " | ".join(f"{m} @{int(cut * 100)}%" for cut in cuts for m in shown)
+        + " | cases that reach (all cuts) |"
     )
     out.append("|---|" + "---|" * (len(cuts) * len(shown) + 1))
     for name in names:
