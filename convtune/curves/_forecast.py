@@ -68,10 +68,11 @@ _N_KNOTS = 20
 class Forecast:
     """Where a curve is forecast to cross its target, in the curve's cost unit.
 
-    ``estimate`` is the median crossing given that the curve reaches within the planned run
+    ``estimate`` is where the curve crosses given that it reaches within the planned run
     (without a horizon: at all) when that is likely enough (``probability`` at or above the
     calibration's reach threshold for the situation, fitted so that curves which do reach are
-    rarely called "never"); otherwise the curve is called "not within the run" and ``estimate``
+    rarely called "never"): a blend of the distribution's median given reach, the model draws'
+    own and the two-point line's crossing (:meth:`RawForecast.estimates_given_reach`); otherwise the curve is called "not within the run" and ``estimate``
     lies beyond the horizon (the median of the later crossings, ``math.inf`` if none);
     :meth:`quantile` gives any quantile of the unconditional distribution.
     ``low``/``high`` bound it with probability ``level`` (``high`` is often ``inf``),
