@@ -257,11 +257,6 @@ class Case:
     raw: dict[str, RawForecast] = field(default_factory=dict)
     raw_ms: dict[str, float] = field(default_factory=dict)
     forecasts: dict[str, Forecast] = field(default_factory=dict)
-    # The prefix the forecasters saw (for features of a reach model).
-    costs: np.ndarray = field(default_factory=lambda: np.empty(0))
-    values: np.ndarray = field(default_factory=lambda: np.empty(0))
-    schedule: LRSchedule | None = None
-    target: Target | None = None
     schedule_name: str = "?"
 
 
@@ -342,7 +337,6 @@ def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) ->
                 if math.isfinite(time_to_target(c, v, target)):
                     continue  # already reached: nothing to forecast
                 case = Case(w.name, ti, cut, float(c[-1]) if c.size else 0.0, run.horizon, truth, others)
-                case.costs, case.values, case.schedule, case.target = c, v, run.schedule, target
                 case.schedule_name = run.schedule_name
                 for name, fn in BASELINES.items():
                     case.estimates[name] = fn(c, v, target)
@@ -496,6 +490,11 @@ def max_gap(pred: list[float], obs: list[float]) -> float:
     return max(gaps) if gaps else math.nan
 
 
+def _error(estimate: float, truth: float) -> float:
+    """Relative error; an estimate beyond twice the crossing (or infinite) is "never", error 1."""
+    return 1.0 if not estimate <= 2.0 * truth else min(1.0, abs(estimate / truth - 1.0))
+
+
 def score(cases: list[Case], method: str) -> dict[str, float]:
     later = [c for c in cases if math.isfinite(c.truth)]
     never_cases = [c for c in cases if not math.isfinite(c.truth)]
@@ -505,9 +504,8 @@ def score(cases: list[Case], method: str) -> dict[str, float]:
     errs, nev, within = [], [], []
     for c in later:
         e = est[id(c)]
-        is_never = not e <= 2.0 * c.truth
-        nev.append(is_never)
-        err = 1.0 if is_never else min(1.0, abs(e / c.truth - 1.0))
+        nev.append(not e <= 2.0 * c.truth)
+        err = _error(e, c.truth)
         errs.append(err)
         within.append(err <= 0.2)
     called = [not est[id(c)] <= c.horizon for c in never_cases]
@@ -583,10 +581,6 @@ def fmt(x: float, pct: bool = False) -> str:
     if isinstance(x, float) and not x.is_integer():
         return f"{x:.2f}"
     return f"{int(x)}"
-
-
-def _error(estimate: float, truth: float) -> float:
-    return 1.0 if not estimate <= 2.0 * truth else min(1.0, abs(estimate / truth - 1.0))
 
 
 def by_schedule(held: list[Case], cuts: tuple[float, ...]) -> list[str]:

@@ -72,9 +72,10 @@ class Forecast:
     (without a horizon: at all) when that is likely enough (``probability`` at or above the
     calibration's reach threshold for the situation, fitted so that curves which do reach are
     rarely called "never"): a blend of the distribution's median given reach, the model draws'
-    own and the two-point line's crossing (:meth:`RawForecast.estimates_given_reach`); otherwise the curve is called "not within the run" and ``estimate``
-    lies beyond the horizon (the median of the later crossings, ``math.inf`` if none);
-    :meth:`quantile` gives any quantile of the unconditional distribution.
+    own and the two-point line's crossing (:meth:`RawForecast.estimates_given_reach`);
+    otherwise the curve is called "not within the run" and ``estimate`` lies beyond the horizon
+    (the median of the later crossings, ``math.inf`` if none); :meth:`quantile` gives any
+    quantile of the unconditional distribution.
     ``low``/``high`` bound it with probability ``level`` (``high`` is often ``inf``),
     ``probability`` is the chance of reaching within the planned run (the horizon; without one,
     at all), ``reached`` means the curve already crossed (then ``estimate == low == high`` is

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from specs import TinyStudy
+from specs import TinyStudy, digits_spec
 
 from convtune.config.spec import StudySpec
 from convtune.report.dashboard import DashboardHooks
@@ -34,17 +34,8 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def tiny_spec(**overrides: Any) -> StudySpec:
-    data = {
-        "workload": "digits",
-        "space": SPACE,
-        "target": "accuracy>=0.9",
-        "cost": "samples",
-        "max_cost": 6144,
-        "eval_every": {"samples": 1024},
-        "pruner": "none",
-    }
-    data.update(overrides)
-    return StudySpec.from_dict(data)
+    fields = {"target": "accuracy>=0.9", "max_cost": 6144, "eval_every": {"samples": 1024}}
+    return digits_spec(SPACE, **(fields | overrides))
 
 
 def _free_port() -> int:

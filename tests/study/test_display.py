@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from specs import digits_spec
+
 from convtune.config.record import TrialRecord
 from convtune.config.spec import StudySpec
 from convtune.study import create_study, penalty, run_study
@@ -13,24 +15,16 @@ from convtune.study.outcome import CURVE_POINTS, PENALTY_CEILING
 
 
 def _spec(**overrides: object) -> StudySpec:
-    data = {
-        "workload": "digits",
-        "space": {
-            "peak_lr": 1.0e-2,
-            "warmup_steps": 2,
-            "horizon_samples": 6144,
-            "schedule": "cosine",
-            "micro_batch_size": 32,
-            "optimizer": "adamw",
-        },
-        "target": "accuracy>=0.9",
-        "cost": "samples",
-        "max_cost": 6144,
-        "eval_every": {"samples": 1024},
-        "pruner": "none",
+    space = {
+        "peak_lr": 1.0e-2,
+        "warmup_steps": 2,
+        "horizon_samples": 6144,
+        "schedule": "cosine",
+        "micro_batch_size": 32,
+        "optimizer": "adamw",
     }
-    data.update(overrides)
-    return StudySpec.from_dict(data)
+    fields = {"target": "accuracy>=0.9", "max_cost": 6144, "eval_every": {"samples": 1024}}
+    return digits_spec(space, **(fields | overrides))
 
 
 def test_penalties_lie_above_the_cap_within_twenty_times_it_ordered_by_gap() -> None:
