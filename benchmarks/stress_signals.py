@@ -35,29 +35,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from services import TAG_ENV, digits_with_a_fault, process_roles, tagged_processes  # noqa: E402  (the fault tests' own)
+from services import (  # noqa: E402  (the fault tests' own)
+    FAULT_SPEC,
+    TAG_ENV,
+    digits_with_a_fault,
+    process_roles,
+    tagged_processes,
+)
 
 SLOW_AFTER_FIRST_EVAL = """
     if self.calls > 16 and os.environ.get("SLOW_AFTER_FIRST_EVAL"):
         time.sleep(0.5)  # each step after the first evaluation: every signal lands inside a trial
 """
 
-SPEC = {
-    "space": {
-        "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
-        "horizon_samples": 8192,
-        "schedule": "constant",
-        "micro_batch_size": 32,
-        "optimizer": {"choices": ["sgd"], "sgd": {"momentum": 0.9, "nesterov": True}},
-    },
-    "target": "accuracy>=0.99",
-    "cost": "samples",
-    "max_cost": 4096,
-    "eval_every": {"samples": 512},
-    "pruner": "none",
-    "seed": 0,
-    "duplicate_tolerance": 0.0,
-}
+SPEC = FAULT_SPEC
 
 Roles = dict[str, list[int]]
 # pattern -> (what to signal, the exit status expected, the executor, the smallest worker count)

@@ -210,6 +210,28 @@ def make():
 '''
 
 
+# The fault tests' study and ``make stress``'s (benchmarks/stress_signals.py): digits, a target it
+# never reaches (every trial runs to its cap), and no near-repeat reusing an outcome (every trial
+# must train: curves, leases, retries). The workload is each caller's own.
+FAULT_SPACE = {
+    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
+    "horizon_samples": 8192,
+    "schedule": "constant",
+    "micro_batch_size": 32,
+    "optimizer": {"choices": ["sgd"], "sgd": {"momentum": 0.9, "nesterov": True}},
+}
+FAULT_SPEC = {
+    "space": FAULT_SPACE,
+    "target": "accuracy>=0.99",
+    "cost": "samples",
+    "max_cost": 4096,
+    "eval_every": {"samples": 512},
+    "pruner": "none",
+    "seed": 0,
+    "duplicate_tolerance": 0.0,
+}
+
+
 def digits_with_a_fault(tmp_path: Path, fault: str, imports: str = "", helpers: str = "") -> dict[str, str]:
     """Writes a digits workload whose ``loss`` runs ``fault`` first; the spec fields that use it."""
     module = f"fault_{uuid.uuid4().hex[:8]}"

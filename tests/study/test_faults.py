@@ -31,25 +31,8 @@ from convtune.storage.leases import WORKER_ATTR
 from convtune.study import create_study, open_study, penalty_base, run_study
 from convtune.study.workers import run_workers
 
-SPACE = {
-    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
-    "horizon_samples": 8192,
-    "schedule": "constant",
-    "micro_batch_size": 32,
-    "optimizer": {"choices": ["sgd"], "sgd": {"momentum": 0.9, "nesterov": True}},
-}
-SPEC = {
-    "workload": "digits",
-    "space": SPACE,
-    "target": "accuracy>=0.99",  # not reached: every trial runs to its cap
-    "cost": "samples",
-    "max_cost": 4096,
-    "eval_every": {"samples": 512},
-    "pruner": "none",
-    "seed": 0,
-    # Every trial must train (curves, leases, retries): no near-repeat reuses an outcome.
-    "duplicate_tolerance": 0.0,
-}
+SPACE = services.FAULT_SPACE
+SPEC = {"workload": "digits", **services.FAULT_SPEC}
 
 
 @pytest.fixture(autouse=True)
