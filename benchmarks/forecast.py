@@ -25,7 +25,9 @@ Scores, per workload and cut (cost = samples):
 * calibration of ``probability`` (reach within the planned run) and of
   ``Forecast.probability_before(t)`` at the horizon and at other curves' true crossings: the
   largest gap between the mean forecast and the observed rate over deciles holding >= 30 cases;
-* ms per call (CPU time, median).
+* the low tail of ``probability_before(t)`` (what a pruner stops on): how many forecasts fell
+  below 0.002 and 0.01, and how many of those crossed by ``t`` all the same;
+* ms per call (CPU time of the raw and the calibrated stage, median).
 
 Usage::
 
@@ -47,7 +49,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,7 @@ from convtune.config.target import Target
 from convtune.curves import LRSchedule, time_to_target
 from convtune.curves._calibration import CrossingCalibration, ahead, blend_estimates, fit_blend, fit_threshold
 from convtune.curves._forecast import Forecast, RawForecast, point_estimate, raw_forecast
+from convtune.curves._reach import CurveSummary, ReachModel, reach_features
 
 HERE = Path(__file__).resolve().parent
 HOME_FILE = HERE / "data" / "curves.jsonl"
@@ -256,6 +259,7 @@ class Case:
     estimates: dict[str, float] = field(default_factory=dict)
     raw: dict[str, RawForecast] = field(default_factory=dict)
     raw_ms: dict[str, float] = field(default_factory=dict)
+    calibrated_ms: dict[str, float] = field(default_factory=dict)
     forecasts: dict[str, Forecast] = field(default_factory=dict)
     schedule_name: str = "?"
 
@@ -347,7 +351,11 @@ def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) ->
                         t0 = time.process_time()
                         raw = raw_forecast(c, v, target, schedule=sched, horizon=run.horizon)
                         _CACHE[key] = (raw, 1e3 * (time.process_time() - t0))
-                    case.raw[name], case.raw_ms[name] = _CACHE[key]
+                    raw, case.raw_ms[name] = _CACHE[key]
+                    if raw.final is None:
+                        sched = run.schedule if name == "convtune" else None
+                        raw = replace(raw, summary=CurveSummary.of(c, v, target, sched, raw.horizon))
+                    case.raw[name] = raw
                 cases.append(case)
         if progress:
             print(f"  {w.name} target {target}: {len(cases)} cases", file=sys.stderr, flush=True)
@@ -361,7 +369,9 @@ def calibration_costs(case: Case) -> np.ndarray:
     return np.unique(ts)
 
 
-def fit_calibration(cases: list[Case], method: str, fitted_on: list[str]) -> CrossingCalibration:
+def fit_calibration(
+    cases: list[Case], method: str, fitted_on: list[str], with_reach: bool = True
+) -> CrossingCalibration:
     keys, raw, outcome, weight = [], [], [], []
     per_workload: dict[str, int] = defaultdict(int)
     rows: list[tuple[str, str, np.ndarray, np.ndarray]] = []
@@ -387,8 +397,34 @@ def fit_calibration(cases: list[Case], method: str, fitted_on: list[str]) -> Cro
         outcome += list(y)
         weight += [1.0 / per_workload[wl]] * p.size
     cal = CrossingCalibration.fit(keys, raw, outcome, weight, fitted_on=sorted(fitted_on))
-    cal = CrossingCalibration(cal.maps, cal.fitted_on, {}, fit_blends(cases, method, cal))
-    return CrossingCalibration(cal.maps, cal.fitted_on, fit_thresholds(cases, method, cal), cal.blends)
+    reach = fit_reach_models(cases, method) if with_reach else {}
+    cal = CrossingCalibration(cal.maps, cal.fitted_on, {}, {}, reach)
+    cal = CrossingCalibration(cal.maps, cal.fitted_on, {}, fit_blends(cases, method, cal), reach)
+    return CrossingCalibration(cal.maps, cal.fitted_on, fit_thresholds(cases, method, cal), cal.blends, reach)
+
+
+def fit_reach_models(cases: list[Case], method: str) -> dict[str, ReachModel]:
+    """Per situation, the "crossed by t" model of :mod:`convtune.curves._reach`, on the same
+    (forecast, cost) records as the maps, each workload weighing the same."""
+    rows: dict[str, list[tuple[str, np.ndarray, float]]] = defaultdict(list)
+    for case in cases:
+        r = case.raw[method]
+        if r.final is not None or r.summary is None:
+            continue
+        for t in calibration_costs(case):
+            x = reach_features(r.summary, float(r.cdf(t)), float(t))
+            rows[r.key].append((case.workload, x, float(case.truth <= t)))
+    models: dict[str, ReachModel] = {}
+    for key, recs in rows.items():
+        y = np.array([rec[2] for rec in recs])
+        if len(recs) < 50 or y.min() == y.max():
+            continue
+        count: dict[str, int] = defaultdict(int)
+        for rec in recs:
+            count[rec[0]] += 1
+        weight = np.array([1.0 / count[rec[0]] for rec in recs])
+        models[key] = ReachModel.fit(np.array([rec[1] for rec in recs]), y, weight)
+    return models
 
 
 def fit_blends(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, tuple[float, float]]:
@@ -485,6 +521,20 @@ def reliability(pred: list[float], obs: list[float], bins: int = 10) -> list[tup
     return rows
 
 
+LOW_TAIL = (0.002, 0.01)
+
+
+def low_tail(pred: list[float], obs: list[float]) -> list[tuple[float, int, int, float]]:
+    """Per bound: how many forecasts fell below it, how many of those crossed all the same, and
+    what share of the cases that did not cross fell below it (what a pruner could stop)."""
+    p, o = np.asarray(pred), np.asarray(obs)
+    negatives = max(int(np.sum(o == 0)), 1)
+    return [
+        (b, int(np.sum(p < b)), int(np.sum(o[p < b])), float(np.sum((p < b) & (o == 0))) / negatives)
+        for b in LOW_TAIL
+    ]
+
+
 def max_gap(pred: list[float], obs: list[float]) -> float:
     gaps = [abs(m - r) for _, n, m, r in reliability(pred, obs) if n >= MIN_DECILE]
     return max(gaps) if gaps else math.nan
@@ -530,7 +580,9 @@ def score(cases: list[Case], method: str) -> dict[str, float]:
         out["prob_gap"] = max_gap([f.probability for f in fc], [float(c.truth <= c.horizon) for c in cases])
         bp, bo = before_pairs(cases, method)
         out["before_gap"] = max_gap(bp, bo)
-        out["ms"] = statistics.median([c.raw_ms[method] for c in cases]) if cases else math.nan
+        # Both stages: the raw one (kept in the cache with its time) and the calibrated one.
+        ms = [c.raw_ms[method] + c.calibrated_ms.get(method, 0.0) for c in cases]
+        out["ms"] = statistics.median(ms) if cases else math.nan
     return out
 
 
@@ -550,7 +602,7 @@ def before_pairs(cases: list[Case], method: str) -> tuple[list[float], list[floa
 
 
 def run_benchmark(
-    workloads: list[Workload], cuts: tuple[float, ...], reported: list[str]
+    workloads: list[Workload], cuts: tuple[float, ...], reported: list[str], with_reach: bool = True
 ) -> tuple[dict[str, Any], list[Case]]:
     cases_by: dict[str, list[Case]] = {}
     cache = load_cache()
@@ -562,9 +614,11 @@ def run_benchmark(
         train = [c for name, cs in cases_by.items() if name != held for c in cs]
         fitted_on = [name for name in cases_by if name != held]
         for method in CALIBRATED:
-            cal = fit_calibration(train, method, fitted_on)
+            cal = fit_calibration(train, method, fitted_on, with_reach)
             for c in cases_by[held]:
+                t0 = time.process_time()
                 c.forecasts[method] = c.raw[method].calibrated(cal)
+                c.calibrated_ms[method] = 1e3 * (time.process_time() - t0)
         for cut in cuts:
             at = [c for c in cases_by[held] if c.cut == cut]
             for method in METHODS:
@@ -662,6 +716,10 @@ def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tu
         out.append("| decile | cases | mean forecast | observed |")
         out.append("|---|---|---|---|")
         out += [f"| {b} | {n} | {m:.2f} | {o:.2f} |" for b, n, m, o in reliability(bp, bo)]
+        out.append(f"\nLow tail of `probability_before(t)` ({method}; what a pruner stops on):\n")
+        out.append("| below | cases | crossed by t all the same | share of the cases that did not cross |")
+        out.append("|---|---|---|---|")
+        out += [f"| {b} | {n} | {k} | {100 * s:.0f}% |" for b, n, k, s in low_tail(bp, bo)]
     return "\n".join(out)
 
 
@@ -685,6 +743,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also score the home workloads (for development only: the forecaster was tuned on them)",
     )
+    parser.add_argument(
+        "--no-reach-model",
+        action="store_true",
+        help="calibrate with the isotonic maps alone (to see what the reach model adds)",
+    )
     args = parser.parse_args(argv)
     data = args.data if args.data is not None else DEFAULT_DATA
     workloads = load_all(data, home=not args.no_home, max_runs=args.max_runs)
@@ -702,11 +765,13 @@ def main(argv: list[str] | None = None) -> int:
         thresholds.update({k: v for k, v in blind.thresholds.items() if k.startswith("blind")})
         blends = {k: v for k, v in cal.blends.items() if k.startswith("sched")}
         blends.update({k: v for k, v in blind.blends.items() if k.startswith("blind")})
-        CrossingCalibration(maps, cal.fitted_on, thresholds, blends).save(args.write_calibration)
+        reach = {k: v for k, v in cal.reach.items() if k.startswith("sched")}
+        reach.update({k: v for k, v in blind.reach.items() if k.startswith("blind")})
+        CrossingCalibration(maps, cal.fitted_on, thresholds, blends, reach).save(args.write_calibration)
         print(f"wrote {args.write_calibration}", file=sys.stderr)
         return 0
     names = [w.name for w in workloads if not w.home or args.dev_home]
-    results, held = run_benchmark(workloads, cuts, names)
+    results, held = run_benchmark(workloads, cuts, names, not args.no_reach_model)
     if not names:
         print("no held-out workloads (only home data): nothing to report", file=sys.stderr)
         return 1

@@ -1,6 +1,6 @@
 """Learning-curve models: measured and forecast time-to-target, schedule-aware.
 
-numpy/scipy only (no optuna, no torch), so the engine, the pruner and the recommender can all
+numpy/scipy at run time (no optuna, no torch; scikit-learn only to fit a calibration), so the engine, the pruner and the recommender can all
 use it.
 """
 
@@ -9,6 +9,7 @@ from convtune.curves._forecast import Forecast, ForecastOptions, forecast_time_t
 from convtune.curves._measure import time_to_target
 from convtune.curves._models import ANNEAL_MEMORY, annealing_areas
 from convtune.curves._prior import CurveFit, CurvePrior, fit_curve, fit_prior
+from convtune.curves._reach import ReachModel
 from convtune.curves._schedule import LRSchedule
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "Forecast",
     "ForecastOptions",
     "LRSchedule",
+    "ReachModel",
     "annealing_areas",
     "fit_curve",
     "fit_prior",

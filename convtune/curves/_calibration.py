@@ -11,7 +11,9 @@ non-decreasing, ``g(F(t))`` is still a distribution over ``t``.
 One map is learned per *situation*: whether the LR schedule is known, and how much of the
 planned run has been seen (a tenth of a run says less than half of one). Each situation also
 has a *reach threshold*: below it a forecast calls the curve "not within the run" (see
-:func:`fit_threshold`). The shipped table,
+:func:`fit_threshold`), and a *reach model* (:class:`convtune.curves.ReachModel`) that reads the
+curve itself and caps the distribution where it is confident the curve will not have crossed
+(the maps' floor is too high for a pruner's budget late in a run). The shipped table,
 ``calibration.json`` beside this module, is regenerated on the recorded curve corpus by::
 
     python benchmarks/forecast.py --write-calibration convtune/curves/calibration.json
@@ -31,6 +33,8 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import isotonic_regression
+
+from convtune.curves._reach import ReachModel
 
 DEFAULT_PATH = Path(__file__).with_name("calibration.json")
 # Edges of the "share of the planned run seen" buckets; each bucket has its own map.
@@ -101,6 +105,12 @@ class CrossingCalibration:
     fitted_on: tuple[str, ...] = ()
     thresholds: Mapping[str, float] = field(default_factory=dict)
     blends: Mapping[str, Blend] = field(default_factory=dict)
+    reach: Mapping[str, ReachModel] = field(default_factory=dict)
+
+    def reach_model(self, key: str) -> ReachModel | None:
+        """The "crossed by t" model of situation ``key`` (:mod:`convtune.curves._reach`), looked
+        up like :meth:`threshold`; ``None`` when none was fitted (then the maps alone speak)."""
+        return _lookup(self.reach, key, None)
 
     def blend(self, key: str) -> Blend:
         """The weights (model draws' median, two-point line) of the estimate in situation ``key``.
@@ -139,6 +149,7 @@ class CrossingCalibration:
             "blends": {k: [round(float(w), 4) for w in v] for k, v in sorted(self.blends.items())},
             "progress_edges": list(PROGRESS_EDGES),
             "ahead_edges": list(AHEAD_EDGES),
+            "reach": {k: m.to_dict() for k, m in sorted(self.reach.items())},
             "maps": {
                 k: {"x": [round(float(a), 5) for a in x], "y": [round(float(b), 5) for b in y]}
                 for k, (x, y) in sorted(self.maps.items())
@@ -153,7 +164,8 @@ class CrossingCalibration:
         }
         thresholds = {str(k): float(v) for k, v in data.get("thresholds", {}).items()}
         blends = {str(k): _as_blend(v) for k, v in data.get("blends", {}).items()}
-        return cls(maps, tuple(data.get("fitted_on", ())), thresholds, blends)
+        reach = {str(k): ReachModel.from_dict(v) for k, v in data.get("reach", {}).items()}
+        return cls(maps, tuple(data.get("fitted_on", ())), thresholds, blends, reach)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")

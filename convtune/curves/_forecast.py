@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
@@ -41,6 +41,7 @@ from convtune.curves._models import (
     sample_params,
 )
 from convtune.curves._prior import CurvePrior
+from convtune.curves._reach import CurveSummary, reach_features
 from convtune.curves._schedule import LRSchedule
 
 _N_DRAWS = 240
@@ -334,6 +335,8 @@ class RawForecast:
     level: float
     # Where the line through the last two points crosses the target (inf: not improving).
     line: float = math.inf
+    # The curve prefix as the calibration's reach model reads it (None: the maps alone speak).
+    summary: CurveSummary | None = None
 
     def cdf(self, costs: float | np.ndarray) -> np.ndarray:
         """Raw share of draws crossed by each cost."""
@@ -390,7 +393,7 @@ class RawForecast:
         mapped = np.array(
             [float(cal.apply(ahead(self.key, t, self.horizon), p)) for t, p in zip(costs, raw, strict=True)]
         )
-        probs = np.maximum.accumulate(mapped)
+        probs = np.minimum(np.maximum.accumulate(mapped), self._reach_caps(costs, cal))
         probs[0] = 0.0
         tail = 0.5 * (1.0 - self.level)
         if self.horizon is not None:
@@ -423,6 +426,23 @@ class RawForecast:
             cdf_costs=tuple(float(c) for c in costs),
             cdf_probs=tuple(float(p) for p in probs),
         )
+
+    def _reach_caps(self, costs: np.ndarray, cal: CrossingCalibration) -> np.ndarray:
+        """Upper bounds on ``P(crossed by t)`` at each knot from the calibration's reach model.
+
+        Where the model is confident (below :data:`convtune.curves._reach.TAIL`) that the curve
+        will not have crossed by a knot within the planned run, that bounds this knot and every
+        earlier one (a curve that has not crossed by ``t`` has not crossed before); elsewhere
+        the bound is 1 and the maps stand. Without a horizon or a model: all 1.
+        """
+        caps = np.ones_like(costs)
+        model = cal.reach_model(self.key)
+        if model is None or self.summary is None or self.horizon is None:
+            return caps
+        for i, t in enumerate(costs):
+            if self.c_last < t <= self.horizon:
+                caps[i] = model.bound(reach_features(self.summary, float(self.cdf(t)), float(t)))
+        return np.minimum.accumulate(caps[::-1])[::-1]
 
 
 def _defensive(c_last: float, reach: float, k: int) -> np.ndarray:
@@ -693,4 +713,8 @@ def forecast_time_to_target(
         >>> f.reached, f.low < 2500 < f.high, f.probability_before(f.high) >= 0.8
         (False, True, True)
     """
-    return raw_forecast(costs, values, target, **options).calibrated(calibration)
+    raw = raw_forecast(costs, values, target, **options)
+    if raw.final is None:
+        summary = CurveSummary.of(costs, values, target, options.get("schedule"), raw.horizon)
+        raw = replace(raw, summary=summary)
+    return raw.calibrated(calibration)

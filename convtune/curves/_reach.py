@@ -1,0 +1,263 @@
+"""A logistic model of whether a curve will have crossed its target by a cost ``t``.
+
+The isotonic maps of :mod:`convtune.curves._calibration` see one number per forecast, the
+share of model draws that cross by ``t``. Late in a run that number sits at 0 for curves that
+will never reach *and* for a few that will, so the map's floor stays where those few put it
+(0.4-1% at half the run), far above the per-decision budget of a pruner that must not stop a
+winner (``epsilon / rungs``, about 0.002). What separates the two is in the curve itself: how
+far the target is against the progress made so far and against the noise, whether the last
+points turned back up, how fast the recent trend would get there, and, with the schedule, how
+much learning rate is still to come. This model reads those and is fitted per situation on
+the recorded corpus, leave-one-workload-out in the benchmark, like the maps.
+
+It only ever *lowers* a forecast's probability, and only below :data:`TAIL`: where it is
+confident a curve cannot get there in time, the calibrated distribution is capped by it (see
+:meth:`convtune.curves.RawForecast.calibrated`); elsewhere the maps stand.
+
+numpy only at run time (the coefficients are JSON numbers in ``calibration.json``); the
+benchmark fits them with scikit-learn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from convtune.config.target import Target
+from convtune.curves._measure import as_target
+from convtune.curves._models import noise_scale
+from convtune.curves._schedule import LRSchedule
+
+# Probabilities of the model above this are not used: the maps are calibrated there.
+TAIL = 0.01
+FEATURES = (
+    "raw_logit",  # logit of the share of model draws crossed by t
+    "log_ahead",  # log(t / cost seen)
+    "progress",  # share of the planned run seen
+    "t_share",  # t as a share of the planned run
+    "log_left_over_made",  # log(distance left to the target / distance covered so far)
+    "log_left_over_noise",  # log(distance left / noise level)
+    "rebound",  # how far the last two points lie above the best, over the distance left
+    "log_trend_over_t",  # log(crossing of the last points' trend in log cost / t)
+    "log_line_over_t",  # log(crossing of the line through the last two points / t)
+)
+SCHEDULE_FEATURES = (
+    "lr_area_ahead",  # log1p(LR area from now to t / LR area so far)
+    "lr_drop",  # log(lowest LR between now and t / LR now)
+)
+_CLIP = 5.0
+_TREND_POINTS = 4
+
+
+def feature_names(schedule_known: bool) -> tuple[str, ...]:
+    return FEATURES + SCHEDULE_FEATURES if schedule_known else FEATURES
+
+
+@dataclass(frozen=True)
+class CurveSummary:
+    """What the features need of a curve prefix, computed once per forecast.
+
+    ``y`` is oriented so that lower is better and ``y_target`` likewise; ``c`` the costs (all
+    positive, increasing).
+    """
+
+    c: np.ndarray
+    y: np.ndarray
+    y_target: float
+    horizon: float | None
+    schedule: LRSchedule | None
+    shape: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, math.inf, math.inf)
+
+    @property
+    def c_last(self) -> float:
+        return float(self.c[-1]) if self.c.size else 0.0
+
+    @classmethod
+    def of(
+        cls,
+        costs: Sequence[float] | np.ndarray,
+        values: Sequence[float] | np.ndarray,
+        target: Target | str,
+        schedule: LRSchedule | None = None,
+        horizon: float | None = None,
+    ) -> CurveSummary:
+        """The finite points at positive cost, in cost order, repeats averaged, lower is better."""
+        tgt = as_target(target)
+        c = np.asarray(costs, dtype=float).reshape(-1)
+        v = np.asarray(values, dtype=float).reshape(-1)
+        n = min(c.size, v.size)
+        c, v = c[:n], v[:n]
+        ok = np.isfinite(c) & np.isfinite(v) & (c > 0)
+        c, v = c[ok], v[ok]
+        sign = 1.0 if tgt.lower_is_better else -1.0
+        if c.size:
+            c, inverse = np.unique(c, return_inverse=True)
+            v = np.bincount(inverse, weights=v) / np.bincount(inverse)
+        if horizon is None and schedule is not None:
+            horizon = schedule.horizon
+        y, y_target = sign * v, sign * tgt.value
+        return cls(c, y, y_target, horizon, schedule, _shape(c, y, y_target))
+
+
+def reach_features(summary: CurveSummary, raw_share: float, t: float) -> np.ndarray:
+    """The feature vector of "crossed by ``t``" (see :data:`FEATURES`), clipped to ±5."""
+    c_last = summary.c_last
+    horizon = summary.horizon if summary.horizon else max(t, c_last, 1e-12)
+    p = min(max(raw_share, 1e-3), 1.0 - 1e-3)
+    left_over_made, left_over_noise, rebound, trend, line = summary.shape
+    x = [
+        math.log(p / (1.0 - p)),
+        math.log(max(t, 1e-12) / max(c_last, 1e-12)),
+        c_last / horizon,
+        t / horizon,
+        left_over_made,
+        left_over_noise,
+        rebound,
+        _log_ratio(trend, t),
+        _log_ratio(line, t),
+    ]
+    if summary.schedule is not None:
+        x += _schedule_features(summary.schedule, c_last, t)
+    return np.clip(np.nan_to_num(np.array(x, dtype=float), nan=0.0), -_CLIP, _CLIP)
+
+
+def _shape(c: np.ndarray, y: np.ndarray, y_target: float) -> tuple[float, float, float, float, float]:
+    """The parts of the features that do not depend on ``t``."""
+    if not y.size:
+        return (_CLIP, _CLIP, 0.0, math.inf, math.inf)
+    tiny = 1e-12
+    best = float(np.min(y))
+    left = max(best - y_target, tiny)
+    made = max(float(y[0]) - best, tiny)
+    sigma = max(noise_scale(y), tiny)
+    return (
+        math.log(left / made),
+        math.log(left / sigma),
+        (float(np.mean(y[-2:])) - best) / left,
+        _trend_crossing(c, y, y_target),
+        _line_crossing(c, y, y_target),
+    )
+
+
+def _log_ratio(crossing: float, t: float) -> float:
+    if not math.isfinite(crossing) or not t > 0:
+        return _CLIP
+    return math.log(max(crossing, 1e-12) / t)
+
+
+def _trend_crossing(c: np.ndarray, y: np.ndarray, y_target: float) -> float:
+    """Where a line through the last few points, against log cost, reaches the target."""
+    k = min(_TREND_POINTS, c.size)
+    if k < 2:
+        return math.inf
+    lc = np.log(np.maximum(c[-k:], 1e-12))
+    if not np.ptp(lc) > 0:
+        return math.inf
+    slope, intercept = np.polyfit(lc, y[-k:], 1)
+    if not slope < 0:
+        return math.inf
+    return float(np.exp(min((y_target - intercept) / slope, 700.0)))
+
+
+def _line_crossing(c: np.ndarray, y: np.ndarray, y_target: float) -> float:
+    if c.size < 2 or not c[-1] > c[-2]:
+        return math.inf
+    slope = (y[-1] - y[-2]) / (c[-1] - c[-2])
+    if not slope < 0:
+        return math.inf
+    return float(c[-1] + (y_target - y[-1]) / slope)
+
+
+def _schedule_features(schedule: LRSchedule, c_last: float, t: float) -> list[float]:
+    grid = np.asarray(schedule.costs, dtype=float)
+    lrs = np.asarray(schedule.lrs, dtype=float)
+    start = float(grid[0])
+    done = _area(grid, lrs, start, c_last)
+    ahead = _area(grid, lrs, c_last, t)
+    now = float(np.interp(c_last, grid, lrs))
+    inside = (grid > c_last) & (grid <= t)
+    lowest = min([now, float(np.interp(t, grid, lrs)), *lrs[inside].tolist()])
+    return [
+        math.log1p(ahead / max(done, 1e-300)) if done > 0 else _CLIP,
+        math.log(max(lowest, 1e-300) / now) if now > 0 else 0.0,
+    ]
+
+
+def _area(grid: np.ndarray, lrs: np.ndarray, a: float, b: float) -> float:
+    """The integral of the piecewise-linear LR from ``a`` to ``b`` (0 when ``b <= a``)."""
+    if not b > a:
+        return 0.0
+    inner = grid[(grid > a) & (grid < b)]
+    xs = np.concatenate(([a], inner, [b]))
+    ys = np.interp(xs, grid, lrs)
+    return float(np.sum(0.5 * (ys[1:] + ys[:-1]) * np.diff(xs)))
+
+
+@dataclass(frozen=True)
+class ReachModel:
+    """Logistic regression on standardized :func:`reach_features`: ``P(crossed by t)``.
+
+    Example:
+        >>> m = ReachModel(np.zeros(9), np.ones(9), np.zeros(9), -3.0)
+        >>> round(m.probability(np.zeros(9)), 4)
+        0.0474
+    """
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: float
+
+    def probability(self, features: np.ndarray) -> float:
+        z = float(np.dot((np.asarray(features, dtype=float) - self.mean) / self.scale, self.coef))
+        z += self.intercept
+        return float(1.0 / (1.0 + math.exp(-z))) if z > -700 else 0.0
+
+    def bound(self, features: np.ndarray) -> float:
+        """:meth:`probability` where it is below :data:`TAIL`, else 1 (no bound)."""
+        q = self.probability(features)
+        return q if q < TAIL else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mean": [round(float(v), 6) for v in self.mean],
+            "scale": [round(float(v), 6) for v in self.scale],
+            "coef": [round(float(v), 6) for v in self.coef],
+            "intercept": round(float(self.intercept), 6),
+        }
+
+    @classmethod
+    def fit(
+        cls,
+        features: np.ndarray,
+        crossed: np.ndarray,
+        weight: np.ndarray | None = None,
+        *,
+        strength: float = 1.0,
+    ) -> ReachModel:
+        """L2-regularised logistic regression (scikit-learn's, ``C = strength``) on standardized
+        features; ``weight`` lets each workload count equally."""
+        from sklearn.linear_model import LogisticRegression
+
+        x = np.asarray(features, dtype=float)
+        y = np.asarray(crossed, dtype=float)
+        w = np.ones(y.size) if weight is None else np.asarray(weight, dtype=float)
+        w = w * (y.size / max(float(np.sum(w)), 1e-300))
+        mean = x.mean(axis=0)
+        scale = x.std(axis=0)
+        scale[scale == 0] = 1.0
+        model = LogisticRegression(C=strength, max_iter=2000).fit((x - mean) / scale, y, sample_weight=w)
+        return cls(mean, scale, model.coef_[0].copy(), float(model.intercept_[0]))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReachModel:
+        return cls(
+            np.asarray(data["mean"], dtype=float),
+            np.asarray(data["scale"], dtype=float),
+            np.asarray(data["coef"], dtype=float),
+            float(data["intercept"]),
+        )
