@@ -43,6 +43,7 @@ import gzip
 import hashlib
 import json
 import math
+import os
 import pickle
 import statistics
 import sys
@@ -321,7 +322,8 @@ def load_cache() -> Path:
 
 def save_cache(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    # One temporary file per process: two benchmarks may save the same cache at once.
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(pickle.dumps(_CACHE))
     tmp.replace(path)
 
