@@ -41,7 +41,7 @@ from convtune.curves._models import (
     sample_params,
 )
 from convtune.curves._prior import CurvePrior
-from convtune.curves._reach import CurveSummary, reach_features
+from convtune.curves._reach import CurveSummary, _two_point_crossing, reach_features
 from convtune.curves._schedule import LRSchedule
 
 _N_DRAWS = 240
@@ -582,16 +582,6 @@ def raw_forecast(
     draws += _family_crossings(fits, weights, n_model, c, c_last, end, y_target, sigma, rng)
     model = fits[int(np.argmax(weights))][0]
     return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, model, n, level, line)
-
-
-def _two_point_crossing(c: np.ndarray, y: np.ndarray, y_target: float) -> float:
-    """Where the line through the last two points (lower is better) reaches ``y_target``."""
-    if c.size < 2 or not c[-1] > c[-2]:
-        return math.inf
-    slope = (y[-1] - y[-2]) / (c[-1] - c[-2])
-    if not slope < 0:
-        return math.inf
-    return float(c[-1] + (y_target - y[-1]) / slope)
 
 
 def _sorted_points(

@@ -139,7 +139,7 @@ def _shape(c: np.ndarray, y: np.ndarray, y_target: float) -> tuple[float, float,
         math.log(left / sigma),
         (float(np.mean(y[-2:])) - best) / left,
         _trend_crossing(c, y, y_target),
-        _line_crossing(c, y, y_target),
+        _two_point_crossing(c, y, y_target),
     )
 
 
@@ -163,7 +163,8 @@ def _trend_crossing(c: np.ndarray, y: np.ndarray, y_target: float) -> float:
     return float(np.exp(min((y_target - intercept) / slope, 700.0)))
 
 
-def _line_crossing(c: np.ndarray, y: np.ndarray, y_target: float) -> float:
+def _two_point_crossing(c: np.ndarray, y: np.ndarray, y_target: float) -> float:
+    """Where the line through the last two points (lower is better) reaches ``y_target``."""
     if c.size < 2 or not c[-1] > c[-2]:
         return math.inf
     slope = (y[-1] - y[-2]) / (c[-1] - c[-2])
