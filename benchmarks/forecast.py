@@ -48,8 +48,8 @@ import pickle
 import statistics
 import sys
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -374,9 +374,7 @@ def calibration_costs(case: Case) -> np.ndarray:
 def fit_calibration(
     cases: list[Case], method: str, fitted_on: list[str], with_reach: bool = True
 ) -> CrossingCalibration:
-    keys, raw, outcome, weight = [], [], [], []
-    per_workload: dict[str, int] = defaultdict(int)
-    rows: list[tuple[str, str, np.ndarray, np.ndarray]] = []
+    keys, raw, outcome, names = [], [], [], []
     for case in cases:
         r = case.raw[method]
         if r.final is not None:
@@ -384,25 +382,22 @@ def fit_calibration(
         ts = calibration_costs(case)
         if ts.size == 0:
             continue
-        rows.append(
-            (
-                case.workload,
-                [ahead(r.key, t, case.horizon) for t in ts],
-                r.cdf(ts),
-                (case.truth <= ts).astype(float),
-            )
-        )
-        per_workload[case.workload] += ts.size
-    for wl, row_keys, p, y in rows:
-        keys += row_keys
-        raw += list(p)
-        outcome += list(y)
-        weight += [1.0 / per_workload[wl]] * p.size
+        keys += [ahead(r.key, t, case.horizon) for t in ts]
+        raw += list(r.cdf(ts))
+        outcome += list((case.truth <= ts).astype(float))
+        names += [case.workload] * ts.size
+    weight = equal_workloads(names)
     cal = CrossingCalibration.fit(keys, raw, outcome, weight, fitted_on=sorted(fitted_on))
-    reach = fit_reach_models(cases, method) if with_reach else {}
-    cal = CrossingCalibration(cal.maps, cal.fitted_on, {}, {}, reach)
-    cal = CrossingCalibration(cal.maps, cal.fitted_on, {}, fit_blends(cases, method, cal), reach)
-    return CrossingCalibration(cal.maps, cal.fitted_on, fit_thresholds(cases, method, cal), cal.blends, reach)
+    # Each stage reads the forecasts of the ones before it: reach models, then blends, then thresholds.
+    cal = replace(cal, reach=fit_reach_models(cases, method) if with_reach else {})
+    cal = replace(cal, blends=fit_blends(cases, method, cal))
+    return replace(cal, thresholds=fit_thresholds(cases, method, cal))
+
+
+def equal_workloads(names: Sequence[str]) -> np.ndarray:
+    """A weight per record, ``1 / (records of its workload)``: each workload counts the same."""
+    count = Counter(names)
+    return np.array([1.0 / count[n] for n in names])
 
 
 def fit_reach_models(cases: list[Case], method: str) -> dict[str, ReachModel]:
@@ -421,10 +416,7 @@ def fit_reach_models(cases: list[Case], method: str) -> dict[str, ReachModel]:
         y = np.array([rec[2] for rec in recs])
         if len(recs) < 50 or y.min() == y.max():
             continue
-        count: dict[str, int] = defaultdict(int)
-        for rec in recs:
-            count[rec[0]] += 1
-        weight = np.array([1.0 / count[rec[0]] for rec in recs])
+        weight = equal_workloads([rec[0] for rec in recs])
         models[key] = ReachModel.fit(np.array([rec[1] for rec in recs]), y, weight)
     return models
 
@@ -483,14 +475,11 @@ def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> 
     for key, recs in groups.items():
         if len(recs) < 30:
             continue
-        count: dict[str, int] = defaultdict(int)
-        for rec in recs:
-            count[rec[0]] += 1
         out[key] = fit_threshold(
             [rec[2] for rec in recs],
             [rec[3] for rec in recs],
             [rec[4] for rec in recs],
-            [1.0 / count[rec[0]] for rec in recs],
+            equal_workloads([rec[0] for rec in recs]),
         )
     return out
 

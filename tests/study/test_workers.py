@@ -22,13 +22,7 @@ from convtune.storage.leases import LEASE_ATTR, WORKER_ATTR, Lease, sweep_stale
 from convtune.study import create_study, open_study, run_study
 from convtune.study.workers import check_workers, plan_slices, run_workers, worker_seed
 
-SPACE = {
-    "peak_lr": {"low": 3.0e-3, "high": 3.0e-2, "log": True},
-    "horizon_samples": 4096,
-    "schedule": "constant",
-    "micro_batch_size": 32,
-    "optimizer": {"choices": ["sgd"], "sgd": {"momentum": 0.9, "nesterov": True}},
-}
+SPACE = {**services.FAULT_SPACE, "horizon_samples": 4096}
 
 
 def tiny_spec(**overrides: object) -> StudySpec:
