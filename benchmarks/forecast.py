@@ -59,7 +59,14 @@ from scipy.optimize import least_squares
 
 from convtune.config.target import Target
 from convtune.curves import LRSchedule, time_to_target
-from convtune.curves._calibration import CrossingCalibration, ahead, blend_estimates, fit_blend, fit_threshold
+from convtune.curves._calibration import (
+    CrossingCalibration,
+    ahead,
+    blend_estimates,
+    fit_blend,
+    fit_blow_up,
+    fit_threshold,
+)
 from convtune.curves._forecast import Forecast, RawForecast, point_estimate, raw_forecast
 from convtune.curves._reach import CurveSummary, ReachModel, reach_features
 
@@ -390,6 +397,8 @@ def fit_calibration(
     cal = CrossingCalibration.fit(keys, raw, outcome, weight, fitted_on=sorted(fitted_on))
     # Each stage reads the forecasts of the ones before it: reach models, then blends, then thresholds.
     cal = replace(cal, reach=fit_reach_models(cases, method) if with_reach else {})
+    blown = [math.isfinite(c.truth) for c in cases if c.raw[method].model == "blew-up"]
+    cal = replace(cal, blow_up=fit_blow_up(blown))
     cal = replace(cal, blends=fit_blends(cases, method, cal))
     return replace(cal, thresholds=fit_thresholds(cases, method, cal))
 
@@ -758,7 +767,10 @@ def main(argv: list[str] | None = None) -> int:
         blends.update({k: v for k, v in blind.blends.items() if k.startswith("blind")})
         reach = {k: v for k, v in cal.reach.items() if k.startswith("sched")}
         reach.update({k: v for k, v in blind.reach.items() if k.startswith("blind")})
-        CrossingCalibration(maps, cal.fitted_on, thresholds, blends, reach).save(args.write_calibration)
+        # A blow-up is called from the values alone, so both fits see the same ones.
+        CrossingCalibration(maps, cal.fitted_on, thresholds, blends, reach, cal.blow_up).save(
+            args.write_calibration
+        )
         print(f"wrote {args.write_calibration}", file=sys.stderr)
         return 0
     names = [w.name for w in workloads if not w.home or args.dev_home]

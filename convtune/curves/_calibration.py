@@ -106,6 +106,9 @@ class CrossingCalibration:
     thresholds: Mapping[str, float] = field(default_factory=dict)
     blends: Mapping[str, Blend] = field(default_factory=dict)
     reach: Mapping[str, ReachModel] = field(default_factory=dict)
+    # The share of curves called blown up (improved, then ended twice above their start) that
+    # still reached within their planned run; None: not measured (a blow-up is then "diverged").
+    blow_up: float | None = None
 
     def reach_model(self, key: str) -> ReachModel | None:
         """The "crossed by t" model of situation ``key`` (:mod:`convtune.curves._reach`), looked
@@ -150,6 +153,7 @@ class CrossingCalibration:
             "progress_edges": list(PROGRESS_EDGES),
             "ahead_edges": list(AHEAD_EDGES),
             "reach": {k: m.to_dict() for k, m in sorted(self.reach.items())},
+            "blow_up": None if self.blow_up is None else round(float(self.blow_up), 4),
             "maps": {
                 k: {"x": [round(float(a), 5) for a in x], "y": [round(float(b), 5) for b in y]}
                 for k, (x, y) in sorted(self.maps.items())
@@ -165,7 +169,15 @@ class CrossingCalibration:
         thresholds = {str(k): float(v) for k, v in data.get("thresholds", {}).items()}
         blends = {str(k): _as_blend(v) for k, v in data.get("blends", {}).items()}
         reach = {str(k): ReachModel.from_dict(v) for k, v in data.get("reach", {}).items()}
-        return cls(maps, tuple(data.get("fitted_on", ())), thresholds, blends, reach)
+        blow_up = data.get("blow_up")
+        return cls(
+            maps,
+            tuple(data.get("fitted_on", ())),
+            thresholds,
+            blends,
+            reach,
+            None if blow_up is None else float(blow_up),
+        )
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
@@ -210,6 +222,24 @@ class CrossingCalibration:
             if np.count_nonzero(sel) >= 50:
                 maps[str(key)] = _isotonic_map(p[sel], y[sel], w[sel])
         return cls(maps, tuple(fitted_on))
+
+
+def fit_blow_up(reached: Sequence[bool], min_curves: int = 10) -> float | None:
+    """The chance that a curve called blown up still reaches within its planned run.
+
+    One record per forecast that called a curve blown up: whether it reached later. The
+    estimate is the posterior mean under a Jeffreys prior, ``(k + 1/2) / (n + 1)``: with the
+    few blow-ups a corpus holds, the raw share of 0 recoveries would say "never" on no evidence.
+    ``None`` with fewer than ``min_curves`` records.
+
+    Example:
+        >>> round(fit_blow_up([True] * 4 + [False] * 31), 3)
+        0.125
+    """
+    n = len(reached)
+    if n < min_curves:
+        return None
+    return (sum(bool(r) for r in reached) + 0.5) / (n + 1.0)
 
 
 def _as_blend(value: Any) -> Blend:

@@ -80,10 +80,13 @@ class Forecast:
     ``low``/``high`` bound it with probability ``level`` (``high`` is often ``inf``),
     ``probability`` is the chance of reaching within the planned run (the horizon; without one,
     at all), ``reached`` means the curve already crossed (then ``estimate == low == high`` is
-    the measured, interpolated crossing), and ``diverged`` flags non-finite values or a loss
-    that blew up. ``model`` names what produced it (``measured``; ``annealing`` when the schedule
-    was known; else the family that weighed most, ``power`` or ``exp``; ``trend`` from two
-    points; ``none`` when there were too few points to fit; ``diverged``);
+    the measured, interpolated crossing), and ``diverged`` flags non-finite values (or a loss
+    that blew up, where the calibration has not measured how often those recover).
+    ``model`` names what produced it (``measured``; ``annealing`` when the schedule was known;
+    else the family that weighed most, ``power`` or ``exp``; ``trend`` from two points; ``none``
+    when there were too few points to fit; ``blew-up`` for a curve that improved, then ended
+    twice above its start: its probability is the measured share of such curves that recovered
+    in time; ``diverged``);
     ``n_points`` is how many evaluations it used.
 
     ``cdf_costs`` / ``cdf_probs`` are knots of the calibrated crossing distribution: the
@@ -368,9 +371,9 @@ class RawForecast:
         return np.array([conditional, self.median_within(), line])
 
     def calibrated(self, calibration: CrossingCalibration | None = None) -> Forecast:
-        if self.final is not None:
-            return self.final
         cal = default_calibration() if calibration is None else calibration
+        if self.final is not None:
+            return self._blown_up(cal) if self.final.model == "blew-up" else self.final
         m = self.draws.size
         finite = self.draws[np.isfinite(self.draws)]
         idx = np.unique(np.linspace(0, finite.size - 1, min(_N_KNOTS, finite.size)).round().astype(int))
@@ -425,6 +428,35 @@ class RawForecast:
             n_points=self.n_points,
             cdf_costs=tuple(float(c) for c in costs),
             cdf_probs=tuple(float(p) for p in probs),
+        )
+
+    def _blown_up(self, cal: CrossingCalibration) -> Forecast:
+        """A curve that blew up, given the calibration's share of such curves that still reached
+        within their planned run (:attr:`CrossingCalibration.blow_up`).
+
+        Some do: under a cyclic or stepped LR the loss comes back down when the LR does. So the
+        forecast is not "diverged" but a low probability spread evenly over the rest of the run
+        (when the crossing comes, nothing in a blown-up prefix says), which a pruner weighs
+        like any other. Without a measured share or a planned end, it stays ``diverged``.
+        """
+        assert self.final is not None
+        rate = cal.blow_up
+        if rate is None or self.horizon is None or not self.horizon > self.c_last:
+            return self.final
+        costs, probs = np.array([self.c_last, self.horizon]), np.array([0.0, rate])
+        # Called reaching only when most such curves did: the thresholds were fitted on curves
+        # whose prefix a model could read, and a blow-up's says nothing of when it recovers.
+        estimate = point_estimate(costs, probs, rate, 0.5)
+        low = max(_inverse(costs, probs, 0.5 * (1.0 - self.level)), self.c_last)
+        return replace(
+            self.final,
+            estimate=estimate,
+            low=min(low, estimate),
+            high=max(_inverse(costs, probs, 0.5 * (1.0 + self.level)), estimate),
+            probability=float(rate),
+            diverged=False,
+            cdf_costs=(float(self.c_last), float(self.horizon)),
+            cdf_probs=(0.0, float(rate)),
         )
 
     def _reach_caps(self, costs: np.ndarray, cal: CrossingCalibration) -> np.ndarray:
@@ -531,7 +563,9 @@ def raw_forecast(
         y = np.bincount(inverse, weights=y) / np.bincount(inverse)
         c = uc
     if _blew_up(y, noise_scale(y) if y.size else 0.0):
-        return done(_hopeless(level, n))
+        # Judged in the calibrated stage, from how often such curves recovered (see calibrated).
+        blown = replace(_hopeless(level, n), model="blew-up")
+        return RawForecast(blown, empty, c_last, horizon, key, blown.model, n, level)
 
     span = max(c_last, horizon or 0.0, 1e-12)
     n_def = max(1, int(round(_DEFENSIVE_SHARE * _N_DRAWS)))
@@ -693,8 +727,10 @@ def forecast_time_to_target(
     seed: the same input gives the same forecast in every process.
 
     Never raises on bad curves: with fewer than 3 usable points and no prior the forecast
-    rests on calibration alone (wide, rarely "never"); non-finite values or a blow-up give
-    ``diverged=True`` with everything at ``inf``.
+    rests on calibration alone (wide, rarely "never"); non-finite values give ``diverged=True``
+    with everything at ``inf``; a blow-up (improved, then ended twice above its start) gets the
+    calibration's measured chance that such a curve still reaches within the run, spread over
+    the rest of it (``model="blew-up"``; ``diverged`` without a horizon or a measured chance).
 
     Example:
         >>> import numpy as np

@@ -11,6 +11,7 @@ from scipy.signal import lfilter
 
 from convtune.config.target import Target
 from convtune.curves import (
+    CrossingCalibration,
     CurvePrior,
     Forecast,
     LRSchedule,
@@ -253,13 +254,45 @@ def test_non_finite_values_diverge() -> None:
         assert f.diverged and f.estimate == f.low == math.inf and f.probability == 0.0
 
 
-def test_rising_blow_up_diverges_but_cycles_do_not() -> None:
+def blown_up_curve() -> tuple[np.ndarray, np.ndarray]:
     c = np.arange(1, 31) * 10.0
     y = 1 + 2.0 / np.sqrt(c / 10)
-    y[22:] += np.linspace(1, 6, 8)
-    assert forecast_time_to_target(c, y, "val_loss<=0.5").diverged
+    y[22:] += np.linspace(1, 6, 8)  # improved, then ended above where it started
+    return c, y
+
+
+def test_rising_blow_up_without_a_horizon_diverges_but_cycles_do_not() -> None:
+    c, y = blown_up_curve()
+    f = forecast_time_to_target(c, y, "val_loss<=0.5")
+    assert f.diverged and f.model == "blew-up" and f.probability == 0.0
     wavy = 1 + 2.0 / np.sqrt(c / 10) + 0.1 * np.sin(c / 20)
     assert not forecast_time_to_target(c, wavy, "val_loss<=0.5").diverged
+
+
+def test_a_blow_up_within_a_planned_run_gets_the_measured_recovery_rate() -> None:
+    # Under a cyclic or stepped LR a blown-up loss can come back down (4 of 35 such prefixes in
+    # the corpus did): the forecast says how often, spread over the rest of the run, not "never".
+    c, y = blown_up_curve()
+    cal = CrossingCalibration(blow_up=0.12)
+    f = forecast_time_to_target(c, y, "val_loss<=0.5", horizon=900.0, calibration=cal)
+    assert not f.diverged and f.model == "blew-up"
+    assert f.probability == pytest.approx(0.12)
+    assert f.probability_before(300.0) == 0.0  # nothing before the last evaluation
+    assert f.probability_before(600.0) == pytest.approx(0.06)  # half-way through the rest
+    assert f.estimate == math.inf  # most such curves never reach: called "not within the run"
+    assert Forecast.from_attrs(f.to_attrs()) == f
+    # A calibration that never measured recoveries keeps the old verdict.
+    unmeasured = CrossingCalibration()
+    assert forecast_time_to_target(c, y, "val_loss<=0.5", horizon=900.0, calibration=unmeasured).diverged
+
+
+def test_the_shipped_calibration_measured_blow_up_recoveries() -> None:
+    c, y = blown_up_curve()
+    f = forecast_time_to_target(c, y, "val_loss<=0.5", horizon=900.0)
+    assert not f.diverged and 0.0 < f.probability < 0.5
+    cal = CrossingCalibration(blow_up=f.probability)
+    assert CrossingCalibration.from_dict(json.loads(json.dumps(cal.to_dict()))).blow_up == f.probability
+    assert CrossingCalibration.from_dict({"maps": {}}).blow_up is None  # tables from before it
 
 
 # --- regressions found by benchmarks/pruning.py on recorded curves ---------------------------

@@ -115,3 +115,23 @@ def test_reach_probability_prefers_the_forecasts_own() -> None:
             return 0.25
 
     assert reach_probability(Calibrated(2000.0, 1000.0, 4000.0, False, 0.9, 0.8, model="power"), 10.0) == 0.25
+
+
+def test_a_blown_up_trial_is_judged_on_how_often_blow_ups_recover() -> None:
+    # Improved, then ended twice above its start: some such curves come back when a cyclic or
+    # stepped LR falls (the shipped calibration measured how many), so it is no exact stop. Without
+    # an incumbent its chance of reaching by max_cost is that share, well above epsilon / rungs.
+    pruner = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30 * EVERY)
+    study = optuna.create_study(pruner=pruner)
+    trial = study.ask()
+    values = [2.6, 2.3, 2.1, 2.0, 2.3, 2.7, 2.8, 2.9]  # report 8 is a rung
+    for i, value in enumerate(values, start=1):
+        trial.report(value, step=i * EVERY)
+    decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
+    assert decision.forecast is not None and decision.forecast.model == "blew-up"
+    assert decision.reason == "may-beat-incumbent" and not decision.prune
+    assert decision.probability == pytest.approx(decision.forecast.probability) and decision.probability > 0
+    # A non-finite value is still an exact stop.
+    trial.report(math.nan, step=9 * EVERY)
+    decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
+    assert decision.prune and decision.reason == "diverged"
