@@ -592,6 +592,10 @@ def raw_forecast(
     if c_last <= 0 or np.count_nonzero(c > 0) < 2 and (prior is None or cf.size < 1):
         return unknown()
     sigma = noise_scale(yf if yf.size >= 2 else y[c > 0])
+    if yf.size < 4 and prior is not None and math.isfinite(prior.noise):
+        # Too few points to show their own scatter (noise_scale guesses a share of their span,
+        # tiny when two evaluations happen to agree): the study's finished curves know it.
+        sigma = max(sigma, prior.noise)
     rng = np.random.default_rng(_SEED)
 
     fits = _fit_families(cf, yf, sigma, c_last, horizon, schedule, prior)

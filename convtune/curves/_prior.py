@@ -28,13 +28,15 @@ class CurveFit:
     """One finished curve's fitted parameters in absolute units (``C`` is NaN when unknown).
 
     ``kind`` is ``"annealing"`` (fitted against the trial's LR schedule) or ``"power"`` (against
-    cost); ``span`` is the range the curve covered (sets the scale of the ``L0`` floor).
+    cost); ``span`` is the range the curve covered (sets the scale of the ``L0`` floor);
+    ``noise`` the scatter of its evaluations around the trend.
     """
 
     kind: str
     params: tuple[float, float, float, float]
     span: float
     c_scale: float = math.nan
+    noise: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,9 @@ class CurvePrior:
     ``alpha`` (how fast it gets there) and ``C`` (how much annealing the LR helps, per unit of
     annealing area; ``nan`` when no finished trial annealed). ``kind`` says whether they were
     fitted against LR schedules (``annealing``) or against cost (``power``); a forecast of the
-    other kind uses only ``L0`` and ``alpha``.
+    other kind uses only ``L0`` and ``alpha``. ``noise`` is the median scatter of an
+    evaluation around its curve's trend (the evaluation set's, shared by every trial of a
+    study): a forecast from fewer points than can show their own noise uses it.
 
     Example:
         >>> prior = CurvePrior("power", (1.5, 2.0, 0.5, math.nan), (0.1, 0.5, 0.1, math.nan), 3)
@@ -58,6 +62,7 @@ class CurvePrior:
     mean: tuple[float, float, float, float]
     std: tuple[float, float, float, float]
     n_curves: int
+    noise: float = math.nan
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CurvePrior):
@@ -65,7 +70,8 @@ class CurvePrior:
         same = np.allclose(self.mean, other.mean, equal_nan=True) and np.allclose(
             self.std, other.std, equal_nan=True
         )
-        return self.kind == other.kind and self.n_curves == other.n_curves and bool(same)
+        noise = self.noise == other.noise or (math.isnan(self.noise) and math.isnan(other.noise))
+        return self.kind == other.kind and self.n_curves == other.n_curves and bool(same) and noise
 
     def __hash__(self) -> int:
         return hash((self.kind, self.n_curves))
@@ -88,6 +94,7 @@ class CurvePrior:
             "mean": clean(self.mean),
             "std": clean(self.std),
             "n_curves": self.n_curves,
+            "noise": float(self.noise) if math.isfinite(self.noise) else None,
         }
 
     @classmethod
@@ -101,6 +108,7 @@ class CurvePrior:
             mean=unclean(data["mean"]),
             std=unclean(data["std"]),
             n_curves=int(data["n_curves"]),
+            noise=math.nan if data.get("noise") is None else float(data["noise"]),
         )
 
     @classmethod
@@ -109,6 +117,8 @@ class CurvePrior:
         fits = [f for f in fits if f is not None]
         if not fits:
             return None
+        noises = [f.noise for f in fits if math.isfinite(f.noise)]
+        noise = float(np.median(noises)) if noises else math.nan
         kinds = [f.kind for f in fits]
         kind = max(sorted(set(kinds)), key=kinds.count)
         chosen = [f for f in fits if f.kind == kind]
@@ -133,7 +143,7 @@ class CurvePrior:
             s = float(np.std(col)) if col.size > 1 else 0.0
             mean.append(m)
             std.append(math.sqrt(s * s + floor * floor))
-        return cls(kind, tuple(mean), tuple(std), len(chosen))  # type: ignore[arg-type]
+        return cls(kind, tuple(mean), tuple(std), len(chosen), noise)  # type: ignore[arg-type]
 
 
 def fit_curve(
@@ -170,7 +180,7 @@ def fit_curve(
     late = y[y.size // 2 :]
     span = float(np.max(late) - np.min(late))
     c_scale = span / basis.ref2 if th.size > 3 else math.nan
-    return CurveFit(kind, (float(th[0]), log_a, float(th[2]), c_abs), span, c_scale)
+    return CurveFit(kind, (float(th[0]), log_a, float(th[2]), c_abs), span, c_scale, sigma)
 
 
 def fit_prior(

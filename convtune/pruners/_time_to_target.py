@@ -32,8 +32,15 @@ STOP_PROBABILITY_ATTR = "stop_probability"
 """User attr set on every trial the pruner stops: the probability the stop was decided on."""
 STOP_THRESHOLD_ATTR = "stop_threshold"
 """User attr set beside it: the per-rung threshold that probability fell below."""
-DEFAULT_EPSILON = 0.01
+DEFAULT_EPSILON = 0.03
 """The whole-life probability budget of a trial (chosen leave-one-workload-out; docs/benchmarks.md)."""
+DEFAULT_MARGIN = 0.1
+"""Relative slack on the incumbent's time-to-target: a trial is judged on reaching before
+``incumbent * (1 + margin)``. The incumbent's time is one seed's, and one configuration's seeds
+differ by about this much (the median over the corpus workloads of their median deviation from
+the configuration's median: 10%). Without it a lucky incumbent got a third of the trials of
+near-best configurations stopped on a held-out workload at epsilon = 0.03; with it none
+(docs/benchmarks.md)."""
 
 _CacheKey = tuple[str, int, str]
 
@@ -156,7 +163,7 @@ class TimeToTargetPruner(BasePruner):
             Each rung's cost is this multiple of the previous one.
         margin:
             Relative slack on the incumbent: the probability is of reaching before
-            ``incumbent * (1 + margin)``.
+            ``incumbent * (1 + margin)`` (:data:`DEFAULT_MARGIN`: the spread between seeds).
         level:
             Probability of the forecast interval (used where the forecast has no
             ``probability_before``).
@@ -181,7 +188,7 @@ class TimeToTargetPruner(BasePruner):
         epsilon: float = DEFAULT_EPSILON,
         n_warmup_reports: int = 2,
         rung_ratio: float = 2.0,
-        margin: float = 0.0,
+        margin: float = DEFAULT_MARGIN,
         level: float = 0.8,
         max_cost: float | None = None,
         prior_trials: int = 20,

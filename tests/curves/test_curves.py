@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -326,3 +327,26 @@ def test_noisy_plateau_within_noise_of_the_target_is_reached_by_its_evaluations(
     assert f.probability > 0.25
     assert 2000 < f.low < 2600
     assert 2000 < f.estimate < 4000
+
+
+def test_a_prior_carries_the_evaluation_noise_and_a_two_point_forecast_uses_it() -> None:
+    # Two evaluations cannot show their own scatter; the study's finished curves can. A noisy
+    # classification error (about ±0.015 per evaluation) does cross a target its first two
+    # evaluations are far from; a forecast that took their 0.011 gap for trend alone was sure
+    # it would not (issue 17: a near-best configuration stopped at its first rung).
+    rng = np.random.default_rng(0)
+    c = np.arange(1, 25) * 512.0
+    curves = [(c, 0.03 + 0.5 * (c / 512) ** -0.7 + rng.normal(0, 0.015, c.size), None) for _ in range(3)]
+    prior = fit_prior(curves, "val_error<=0.0417")
+    assert prior is not None and 0.005 < prior.noise < 0.03
+    assert CurvePrior.from_dict(prior.to_dict()) == prior
+    assert math.isnan(CurvePrior.from_dict({**prior.to_dict(), "noise": None}).noise)  # older attrs
+
+    def reach(p: CurvePrior) -> tuple[float, float]:
+        f = forecast_time_to_target(
+            [512, 1024], [0.0861, 0.0972], "val_error<=0.0417", prior=p, horizon=12288
+        )
+        return f.probability_before(2127), f.probability
+
+    quiet = replace(prior, noise=math.nan)
+    assert reach(prior)[0] > reach(quiet)[0] and reach(prior)[1] > reach(quiet)[1]

@@ -9,7 +9,13 @@ import optuna
 import pytest
 
 from convtune.curves import Forecast
-from convtune.pruners import STOP_PROBABILITY_ATTR, STOP_THRESHOLD_ATTR, TimeToTargetPruner, reach_probability
+from convtune.pruners import (
+    DEFAULT_MARGIN,
+    STOP_PROBABILITY_ATTR,
+    STOP_THRESHOLD_ATTR,
+    TimeToTargetPruner,
+    reach_probability,
+)
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 TARGET = "val_loss<=1.9"
@@ -135,3 +141,32 @@ def test_a_blown_up_trial_is_judged_on_how_often_blow_ups_recover() -> None:
     trial.report(math.nan, step=9 * EVERY)
     decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
     assert decision.prune and decision.reason == "diverged"
+
+
+def test_a_trial_is_judged_against_the_incumbent_plus_the_seed_to_seed_margin() -> None:
+    # The incumbent reached at 10,000; this trial will at about 10,500 (5% slower: within the
+    # spread between seeds of one configuration). By default the bar is 10% above the incumbent.
+    pruner = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30_000, prior_trials=0)
+    study = optuna.create_study(pruner=pruner)
+
+    def curve(speed: float, cost: float) -> float:
+        return 1.5 + 4.0 * (speed * cost) ** -0.5
+
+    incumbent = study.ask()
+    for cost in range(100, 10_001, 100):
+        incumbent.report(curve(0.01, cost), step=cost)
+    study.tell(incumbent, 10_000.0)
+    trial = study.ask()
+    decisions = []
+    for cost in range(100, 6_401, 100):
+        trial.report(curve(0.0095, cost), step=cost)
+        decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
+        if decision.forecast is not None and not decision.forecast.reached:
+            decisions.append(decision)
+    assert decisions and DEFAULT_MARGIN == pytest.approx(0.1)
+    for decision in decisions:
+        assert decision.incumbent == 10_000.0 and decision.forecast is not None
+        bar = reach_probability(decision.forecast, 10_000.0 * (1 + DEFAULT_MARGIN))
+        assert decision.probability == pytest.approx(bar)
+    last = decisions[-1]
+    assert last.forecast is not None and last.probability > reach_probability(last.forecast, 10_000.0)
