@@ -6,8 +6,11 @@ for the old names, warns once (``DeprecationWarning``, pointing at the importing
 the module at its new path itself, so attributes, private helpers and monkeypatching all reach
 the one real module::
 
-    >>> import convtune.engine                    # doctest: +SKIP
-    DeprecationWarning: convtune.engine moved to convtune.training.engine; ...
+    >>> import warnings
+    >>> import convtune.training.engine
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     import convtune.engine
     >>> convtune.engine is convtune.training.engine
     True
 """

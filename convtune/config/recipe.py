@@ -7,7 +7,9 @@ Example:
     >>> recipe = Recipe(peak_lr=3e-3, horizon_samples=64_000, micro_batch_size=32)
     >>> recipe.total_steps
     2000
-    >>> opt = recipe.optimizer(model)          # doctest: +SKIP
+    >>> import torch
+    >>> model = torch.nn.Linear(4, 2)
+    >>> opt = recipe.optimizer(model)
     >>> sched = recipe.scheduler(opt)          # step once per optimizer step
 """
 

@@ -14,7 +14,7 @@ Messages (``type``):
 
 Example:
     >>> server = ChannelServer("127.0.0.1", 0, token="t")      # doctest: +SKIP
-    >>> client = ChannelClient.connect(server.address, token="t", hello={"rank": 0})
+    >>> client = ChannelClient.connect(server.address, token="t", hello={"rank": 0})  # doctest: +SKIP
 """
 
 from __future__ import annotations

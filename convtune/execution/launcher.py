@@ -28,8 +28,8 @@ stay on one node.
 Example:
     >>> from convtune.execution.launcher import ElasticExecutor, LaunchOptions
     >>> executor = ElasticExecutor(spec, LaunchOptions(collective_timeout=60))   # doctest: +SKIP
-    >>> result = executor.run(recipe, engine_config(spec), on_eval=lambda p: False)
-    >>> executor.close()
+    >>> result = executor.run(recipe, engine_config(spec), on_eval=lambda p: False)  # doctest: +SKIP
+    >>> executor.close()                                                            # doctest: +SKIP
 """
 
 from __future__ import annotations

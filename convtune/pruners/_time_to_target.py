@@ -92,7 +92,8 @@ class TimeToTargetPruner(BasePruner):
     past each. There its curve is extrapolated to the target by
     :func:`convtune.curves.forecast_time_to_target`, and the trial is stopped when the calibrated
     probability that it reaches the target before the incumbent's time-to-target (the best
-    measured among finished trials; before any reached it, before ``max_cost``) is below
+    measured among finished trials) plus ``margin`` (10%: the incumbent's time is one seed's),
+    or before any trial reached it, before ``max_cost``, is below
     ``epsilon / n``, ``n`` being the number of rungs up to the nearer of its planned end and the
     incumbent's time. By a union bound over its rungs, ``epsilon`` bounds the chance that a trial
     which would have won is ever stopped by a forecast, however many reports it makes; with few
@@ -103,7 +104,9 @@ class TimeToTargetPruner(BasePruner):
 
     Stops that need no forecast come at any report: a trial that reports a non-finite value or
     whose forecast says it diverged, one at ``max_cost``, and one that has spent the best
-    measured time-to-target without reaching the target (it can no longer be the fastest).
+    measured time-to-target without reaching the target (it can no longer be the fastest). A
+    loss that blew up (improved, then ended twice above its start) is no such stop: its forecast
+    carries the measured chance that such curves recover, and the rule above judges it.
     Without an incumbent, a trial whose distance to the target fell at each of its last
     ``steady_reports`` reports, on a line that reaches the target by ``max_cost``, is not stopped
     for ``max_cost``: a forecast from a short prefix cannot rule out that it keeps falling.
@@ -478,7 +481,7 @@ def reach_probability(forecast: Forecast, cost: float) -> float:
     within the run. ``nan`` where the forecast knows nothing (too few points).
 
     Example:
-        >>> f = Forecast(2000.0, 1000.0, 4000.0, False, 0.9, 0.8)
+        >>> f = Forecast(2000.0, 1000.0, 4000.0, False, 0.9, 0.8, model="power")
         >>> round(reach_probability(f, 2000.0), 2), reach_probability(f, 1000.0) < 0.11
         (0.5, True)
     """

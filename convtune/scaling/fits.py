@@ -30,7 +30,7 @@ class CriticalBatchFit:
     """``S = S_min·(1 + B_noise/B)`` fitted to the fastest trial at each effective batch.
 
     Example:
-        >>> fit = CriticalBatchFit.fit([16, 32, 64, 128], [600, 350, 225, 162])
+        >>> fit = CriticalBatchFit.fit([16, 32, 64, 128], [600, 350, 225, 162.5])
         >>> round(fit.b_noise), round(fit.s_min)
         (80, 100)
     """

@@ -111,8 +111,8 @@ def recommend(
     target yet.
 
     Example:
-        >>> rec = convtune.recommend(study)
-        >>> print(rec.recipe.peak_lr, rec.time_to_target, rec.interval)
+        >>> rec = convtune.recommend(study)                              # doctest: +SKIP
+        >>> print(rec.recipe.peak_lr, rec.time_to_target, rec.interval)  # doctest: +SKIP
     """
     spec = spec or _spec_of(study)
     model = ScalingModel.from_study(study, spec, level=level, seed=seed)

@@ -17,6 +17,7 @@ optimizer, autocast and clipping, take seconds, and narrow the search space:
 No optuna here: the CLI stores the findings in the study.
 
 Example:
+    >>> from convtune.workloads import build_workload
     >>> workload = build_workload("digits")
     >>> found = lr_range_test(workload, Recipe(peak_lr=1e-3, horizon_samples=1, micro_batch_size=32))
     >>> found.steepest_lr, found.blowup_lr, found.suggested_bounds     # doctest: +SKIP
