@@ -1,5 +1,5 @@
-"""Every example in convtune's docstrings runs and prints what it says (those that need a study,
-a server or a cluster are marked ``+SKIP`` where they stand)."""
+"""Every example in convtune's docstrings runs and prints what it says (they are what a newcomer
+copies; those that need a study, a server or a cluster are marked ``+SKIP`` where they stand)."""
 
 from __future__ import annotations
 
@@ -29,9 +29,18 @@ def test_docstring_examples_run(name: str) -> None:
     assert runner.failures == 0, f"{runner.failures} docstring example(s) of {name} failed (output above)"
 
 
-def test_the_examples_are_found() -> None:
-    found = sum(
-        len([t for t in doctest.DocTestFinder().find(importlib.import_module(n), n) if t.examples])
-        for n in ("convtune.curves._forecast", "convtune.pruners._time_to_target")
-    )
-    assert found >= 3
+# The extension points must show how they are used, not only have examples that pass.
+EXTENSION_POINTS = [
+    "convtune.workloads",  # the Workload protocol
+    "convtune.config.optim",  # register_optimizer
+    "convtune.config.schedules",  # register_schedule
+    "convtune.export.formats",  # register_exporter
+    "convtune.curves._forecast",  # forecast_time_to_target
+    "convtune.pruners._time_to_target",  # TimeToTargetPruner, reach_probability
+]
+
+
+@pytest.mark.parametrize("name", EXTENSION_POINTS)
+def test_the_extension_points_have_examples(name: str) -> None:
+    tests = doctest.DocTestFinder().find(importlib.import_module(name), name)
+    assert any(t.examples for t in tests), f"{name} has no docstring example"
