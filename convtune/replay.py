@@ -504,8 +504,9 @@ def replay_study(
     brackets, which follow the study name, are seeded too. The row holds ``hit`` (the measured
     best is a configuration within 10% of the grid's best true time-to-target), ``cost_to_10``
     (full runs spent when the pick became, for good, such a configuration; ``inf`` on a miss),
-    ``stopped_share`` (of trained trials) and ``near_best_stopped_share`` (of trained trials of
-    near-best configurations). With ``resume`` (the default) stopped trials keep a checkpoint
+    ``stopped_share`` (of trained trials), ``near_best_stopped_share`` (of trained trials of
+    near-best configurations) and ``near_best_configurations`` (each near-best configuration
+    trained, as a JSON list of its knobs: the reasons its trials were stopped). With ``resume`` (the default) stopped trials keep a checkpoint
     and a repeat of a stopped configuration resumes it, as in a study with ``checkpoint_dir``:
     only what it trains past the stop is spent again; ``resumed`` counts such trials.
     """
@@ -594,6 +595,13 @@ def _replay_study(
     stopped = [t for t in trained if t.status is TrialStatus.STOPPED]
     near = [t for t in trained if configs.get(t.number) in near_best]
     near_stopped = [t for t in near if t.status is TrialStatus.STOPPED]
+    # Per near-best configuration trained, why its trials were stopped (the issue's promise is
+    # about configurations: repeats of one configuration are one chance to lose it).
+    near_configs: dict[str, list[str]] = {}
+    for t in near:
+        near_configs.setdefault(json.dumps(list(configs[t.number])), [])
+    for t in near_stopped:
+        near_configs[json.dumps(list(configs[t.number]))].append(str(t.reason))
     pick = configs.get(measured[1]) if measured else None
     return {
         "grid": grid.workload,
@@ -615,6 +623,7 @@ def _replay_study(
         "stop_probabilities": [t.attrs.get(STOP_PROBABILITY_ATTR) for t in stopped],
         "stop_reasons": [t.reason for t in stopped],
         "near_best_stop_reasons": [t.reason for t in near_stopped],
+        "near_best_configurations": near_configs,
     }
 
 

@@ -166,3 +166,23 @@ def test_optuna_baselines_judge_the_distance_to_the_target_not_the_raw_metric() 
     trial = study.ask()
     trial.report(0.85, step=100)
     assert not trial.should_prune()
+
+
+def test_a_row_lists_each_near_best_configuration_trained_with_why_its_trials_stopped() -> None:
+    import json
+
+    from convtune.replay import replay_study
+
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    truth = grid.true_time_to_target(Target.parse(TARGET), "samples")
+    best = min(truth.values())
+    near_best = {json.dumps(list(k)) for k, t in truth.items() if t <= 1.1 * best}
+    rows = [replay_study(grid, spec, seed=s, budget=4, pruner="hyperband") for s in range(3)]
+    assert any(r["near_best_configurations"] for r in rows), "some study must train a near-best configuration"
+    for row in rows:
+        configs = row["near_best_configurations"]
+        assert set(configs) <= near_best
+        # The trial-level counts are the same trials, grouped by configuration.
+        assert sum(len(reasons) for reasons in configs.values()) == len(row["near_best_stop_reasons"])
+        assert len(configs) <= row["near_best_trials"]
