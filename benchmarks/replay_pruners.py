@@ -48,6 +48,11 @@ OPTUNA = ("optuna-tpe/none", "tpe/median", "tpe/hyperband")
 EXACT = ("diverged", "max-cost", "slower-than-measured-best")
 
 
+def by_forecast(reason: object) -> bool:
+    """Whether a stop reason is a forecast's (anything but the exact stops)."""
+    return not str(reason).endswith(EXACT)
+
+
 def register_schedules(path: str | None) -> None:
     """The corpus's extra schedules (wsd, step, inverse_sqrt) must be registered to replay it."""
     candidates = [Path(path)] if path else [HERE / "corpus" / "schedules.py"]
@@ -174,8 +179,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]
             if near
             else 0.0,
             "near_forecast_stopped": sum(
-                sum(1 for reason in r["near_best_stop_reasons"] if not str(reason).endswith(EXACT))
-                for r in group
+                sum(1 for reason in r["near_best_stop_reasons"] if by_forecast(reason)) for r in group
             )
             / near
             if near
@@ -194,7 +198,7 @@ def _config_share(group: Sequence[dict[str, Any]]) -> float | None:
     if any("near_best_configurations" not in r for r in group):
         return None
     configs = [reasons for r in group for reasons in r["near_best_configurations"].values()]
-    stopped = sum(any(not str(reason).endswith(EXACT) for reason in reasons) for reasons in configs)
+    stopped = sum(any(by_forecast(reason) for reason in reasons) for reasons in configs)
     return stopped / len(configs) if configs else 0.0
 
 

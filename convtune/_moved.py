@@ -8,7 +8,7 @@ the one real module::
 
     >>> import warnings
     >>> import convtune.training.engine
-    >>> with warnings.catch_warnings(record=True) as caught:
+    >>> with warnings.catch_warnings(record=True):  # the DeprecationWarning, kept out of the way
     ...     warnings.simplefilter("always")
     ...     import convtune.engine
     >>> convtune.engine is convtune.training.engine

@@ -506,8 +506,9 @@ def replay_study(
     (full runs spent when the pick became, for good, such a configuration; ``inf`` on a miss),
     ``stopped_share`` (of trained trials), ``near_best_stopped_share`` (of trained trials of
     near-best configurations) and ``near_best_configurations`` (each near-best configuration
-    trained, as a JSON list of its knobs: the reasons its trials were stopped). With ``resume`` (the default) stopped trials keep a checkpoint
-    and a repeat of a stopped configuration resumes it, as in a study with ``checkpoint_dir``:
+    trained, as a JSON list of its knobs: the reasons its trials were stopped). With ``resume``
+    (the default) stopped trials keep a checkpoint and a repeat of a stopped configuration
+    resumes it, as in a study with ``checkpoint_dir``:
     only what it trains past the stop is spent again; ``resumed`` counts such trials.
     """
     with tempfile.TemporaryDirectory(prefix="convtune-replay-") as checkpoints:
@@ -597,9 +598,7 @@ def _replay_study(
     near_stopped = [t for t in near if t.status is TrialStatus.STOPPED]
     # Per near-best configuration trained, why its trials were stopped (the issue's promise is
     # about configurations: repeats of one configuration are one chance to lose it).
-    near_configs: dict[str, list[str]] = {}
-    for t in near:
-        near_configs.setdefault(json.dumps(list(configs[t.number])), [])
+    near_configs: dict[str, list[str]] = {json.dumps(list(configs[t.number])): [] for t in near}
     for t in near_stopped:
         near_configs[json.dumps(list(configs[t.number]))].append(str(t.reason))
     pick = configs.get(measured[1]) if measured else None
