@@ -38,7 +38,7 @@ DEFAULT_MARGIN = 0.1
 """Relative slack on the incumbent's time-to-target: a trial is judged on reaching before
 ``incumbent * (1 + margin)``. The incumbent's time is one seed's, and one configuration's seeds
 differ by about this much (the median over the corpus workloads of their median deviation from
-the configuration's median: 10%). Without it a lucky incumbent got a third of the trials of
+the configuration's median: 10%; ``benchmarks/corpus_facts.py``). Without it a lucky incumbent got a third of the trials of
 near-best configurations stopped on a held-out workload at epsilon = 0.03; with it none
 (docs/benchmarks.md)."""
 

@@ -1,0 +1,106 @@
+"""Two facts about the curve corpus that convtune's defaults rest on, printed as tables.
+
+* **Blow-ups that recovered.** Of the prefixes the forecaster calls blown up (improved, then
+  ended twice above their start; cut at 10/25/50% of the planned run as in
+  ``benchmarks/forecast.py``, whose cached raw forecasts it reads), how many reached the target
+  later in their run, per LR schedule, and where in the rest of the run they crossed. The
+  calibration's ``blow_up`` rate is fitted on the same records.
+* **Seed spread.** For configurations recorded with several seeds, how far each seed's
+  time-to-target lies from the configuration's median (targets as in
+  ``benchmarks/replay_pruners.py``): what ``TimeToTargetPruner``'s default margin stands for.
+
+Usage::
+
+    python benchmarks/corpus_facts.py                       # benchmarks/data/corpus
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import forecast as fb  # noqa: E402
+import replay_pruners as rp  # noqa: E402
+
+from convtune.config.target import Target  # noqa: E402
+from convtune.curves import time_to_target  # noqa: E402
+from convtune.replay import load_grid  # noqa: E402
+
+
+def blow_ups(files: list[Path]) -> str:
+    cache = fb.load_cache()
+    by_schedule: dict[str, list[bool]] = defaultdict(list)
+    where: list[float] = []
+    for path in files:
+        workload = fb.load_grid_file(path)
+        if workload is None:
+            continue
+        for case in fb.build_cases(workload, fb.CUTS):
+            if case.raw["convtune"].model != "blew-up":
+                continue
+            reached = math.isfinite(case.truth)
+            by_schedule[case.schedule_name].append(reached)
+            if reached:
+                where.append((case.truth - case.c_last) / (case.horizon - case.c_last))
+    fb.save_cache(cache)
+    total = [r for rs in by_schedule.values() for r in rs]
+    lines = ["| LR schedule | prefixes called blown up | reached the target later in the run |", "|---|---|---|"]
+    for name, rs in sorted(by_schedule.items()):
+        lines.append(f"| {name} | {len(rs)} | {sum(rs)} |")
+    lines.append(f"| all | {len(total)} | {sum(total)} |")
+    if where:
+        lines.append("")
+        lines.append(
+            f"Those that reached crossed {min(where):.0%}–{max(where):.0%} of the way through the rest of the run."
+        )
+    return "\n".join(lines)
+
+
+def seed_spread(files: list[Path]) -> str:
+    lines = [
+        "| workload | seeds of multi-seed configurations | median deviation from the configuration's median |",
+        "|---|---|---|",
+    ]
+    medians = []
+    for path in files:
+        grid = load_grid(path)
+        target = Target.parse(rp.pick_target(grid, 0.3))
+        deviations = []
+        for runs in grid.configurations.values():
+            if len(runs) < 2:
+                continue
+            times = [time_to_target(r.costs("samples"), r.metric, target) for r in runs]
+            middle = float(np.median(times))
+            if math.isfinite(middle):
+                # A seed that never reached counts as a full miss.
+                deviations += [abs(t / middle - 1.0) if math.isfinite(t) else 1.0 for t in times]
+        if deviations:
+            medians.append(statistics.median(deviations))
+            lines.append(f"| {grid.workload} | {len(deviations)} | {medians[-1]:.0%} |")
+    if medians:
+        lines.append(f"| median over workloads | | {statistics.median(medians):.0%} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=fb.HERE / "data" / "corpus", help="folder of grid files")
+    args = parser.parse_args(argv)
+    files = sorted(args.data.glob("*.jsonl*"))
+    print("### Blown-up prefixes that recovered\n")
+    print(blow_ups(files))
+    print("\n### Seed spread of time-to-target\n")
+    print(seed_spread(files))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
