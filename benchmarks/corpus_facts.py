@@ -52,7 +52,10 @@ def blow_ups(files: list[Path]) -> str:
                 where.append((case.truth - case.c_last) / (case.horizon - case.c_last))
     fb.save_cache(cache)
     total = [r for rs in by_schedule.values() for r in rs]
-    lines = ["| LR schedule | prefixes called blown up | reached the target later in the run |", "|---|---|---|"]
+    lines = [
+        "| LR schedule | prefixes called blown up | reached the target later in the run |",
+        "|---|---|---|",
+    ]
     for name, rs in sorted(by_schedule.items()):
         lines.append(f"| {name} | {len(rs)} | {sum(rs)} |")
     lines.append(f"| all | {len(total)} | {sum(total)} |")
@@ -91,7 +94,9 @@ def seed_spread(files: list[Path]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=fb.HERE / "data" / "corpus", help="folder of grid files")
     args = parser.parse_args(argv)
     files = sorted(args.data.glob("*.jsonl*"))
