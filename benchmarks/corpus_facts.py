@@ -1,4 +1,4 @@
-"""Two facts about the curve corpus that convtune's defaults rest on, printed as tables.
+"""Three facts about the curve corpus that convtune's defaults rest on, printed as tables.
 
 * **Blow-ups that recovered.** Of the prefixes the forecaster calls blown up (improved, then
   ended twice above their start; cut at 10/25/50% of the planned run as in
@@ -8,6 +8,11 @@
 * **Seed spread.** For configurations recorded with several seeds, how far each seed's
   time-to-target lies from the configuration's median (targets as in
   ``benchmarks/replay_pruners.py``): what ``TimeToTargetPruner``'s default margin stands for.
+* **Equal-cost comparisons at the first rung.** For every pair of a run and a run that reached
+  the target (a would-be incumbent, not yet there), at the run's 2nd evaluation (the pruner's
+  first rung): when the run's distance to the target is at least 2x (5x) the incumbent's at
+  the same cost, how often the run still reached the target within 10% of the incumbent's time.
+  What any rule stopping on such a comparison there would cost in winners.
 
 Usage::
 
@@ -93,6 +98,44 @@ def seed_spread(files: list[Path]) -> str:
     return "\n".join(lines)
 
 
+FIRST_RUNG = 2
+
+
+def equal_cost_pairs(files: list[Path]) -> str:
+    lines = [
+        "| workload | pairs | reached first, all | distance ≥ 2× the incumbent's: pairs, reached first "
+        "| ≥ 5×: pairs, reached first |",
+        "|---|---|---|---|---|",
+    ]
+    for path in files:
+        grid = load_grid(path)
+        target = Target.parse(rp.pick_target(grid, 0.3))
+        runs = []
+        for run in grid.runs:
+            costs = np.asarray(run.costs("samples"), dtype=float)
+            gaps = np.array([target.gap(float(v)) if math.isfinite(v) else math.inf for v in run.metric])
+            runs.append((costs, gaps, time_to_target(costs, run.metric, target)))
+        incumbents = [r for r in runs if math.isfinite(r[2])]
+        ratios, first = [], []
+        for costs, gaps, reached_at in runs:
+            if costs.size < FIRST_RUNG or reached_at <= costs[FIRST_RUNG - 1]:
+                continue
+            at, gap = float(costs[FIRST_RUNG - 1]), float(gaps[FIRST_RUNG - 1])
+            for inc_costs, inc_gaps, inc_time in incumbents:
+                inc_gap = float(np.interp(at, inc_costs, inc_gaps))
+                if inc_time <= at or not (inc_gap > 0 and math.isfinite(gap)):
+                    continue  # the incumbent is already there: an exact stop, no comparison
+                ratios.append(gap / inc_gap)
+                first.append(reached_at <= 1.1 * inc_time)
+        r, f = np.array(ratios), np.array(first, dtype=bool)
+        cells = [f"{grid.workload}", f"{r.size}", f"{f.mean():.1%}" if r.size else "–"]
+        for lo in (2.0, 5.0):
+            m = r >= lo
+            cells.append(f"{int(m.sum())}, {f[m].mean():.1%}" if m.any() else "0, –")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -104,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     print(blow_ups(files))
     print("\n### Seed spread of time-to-target\n")
     print(seed_spread(files))
+    print("\n### Equal-cost comparisons at the first rung\n")
+    print(equal_cost_pairs(files))
     return 0
 
 

@@ -34,6 +34,8 @@ Usage::
     python benchmarks/forecast.py                                  # /work/corpus_data + home
     python benchmarks/forecast.py --data DIR_OR_FILE ... --markdown out.md
     python benchmarks/forecast.py --write-calibration convtune/curves/calibration.json
+    python benchmarks/forecast.py --data benchmarks/data/corpus \
+        --write-heldout-calibrations benchmarks/data/calibrations_heldout   # one per replay fold
 """
 
 from __future__ import annotations
@@ -723,6 +725,23 @@ def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tu
     return "\n".join(out)
 
 
+def write_calibration(cases: list[Case], fitted_on: list[str], path: Path) -> None:
+    """Fit the shipped calibration's two heads (schedule-aware, blind) on ``cases`` and write it."""
+    cal = fit_calibration(cases, "convtune", fitted_on)
+    blind = fit_calibration(cases, "convtune-blind", [])
+    maps = dict(cal.maps)
+    maps.update({k: v for k, v in blind.maps.items() if k.startswith("blind")})
+    thresholds = {k: v for k, v in cal.thresholds.items() if k.startswith("sched")}
+    thresholds.update({k: v for k, v in blind.thresholds.items() if k.startswith("blind")})
+    blends = {k: v for k, v in cal.blends.items() if k.startswith("sched")}
+    blends.update({k: v for k, v in blind.blends.items() if k.startswith("blind")})
+    reach = {k: v for k, v in cal.reach.items() if k.startswith("sched")}
+    reach.update({k: v for k, v in blind.reach.items() if k.startswith("blind")})
+    # A blow-up is called from the values alone, so both fits see the same ones.
+    CrossingCalibration(maps, cal.fitted_on, thresholds, blends, reach, cal.blow_up).save(path)
+    print(f"wrote {path}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -739,6 +758,14 @@ def main(argv: list[str] | None = None) -> int:
         help="fit the shipped calibration on every loaded workload and write it here",
     )
     parser.add_argument(
+        "--write-heldout-calibrations",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="for each loaded corpus workload W, fit the calibration on all the others and write "
+        "DIR/W.json (what a replay that holds W out calibrates with)",
+    )
+    parser.add_argument(
         "--dev-home",
         action="store_true",
         help="also score the home workloads (for development only: the forecaster was tuned on them)",
@@ -753,25 +780,18 @@ def main(argv: list[str] | None = None) -> int:
     workloads = load_all(data, home=not args.no_home, max_runs=args.max_runs)
     cuts = tuple(args.cuts)
     print("workloads: " + ", ".join(f"{w.name} ({len(w.runs)})" for w in workloads), file=sys.stderr)
-    if args.write_calibration is not None:
+    if args.write_calibration is not None or args.write_heldout_calibrations is not None:
         cache = load_cache()
         cases = [c for w in workloads for c in build_cases(w, cuts, progress=True)]
         save_cache(cache)
-        cal = fit_calibration(cases, "convtune", [w.name for w in workloads])
-        blind = fit_calibration(cases, "convtune-blind", [])
-        maps = dict(cal.maps)
-        maps.update({k: v for k, v in blind.maps.items() if k.startswith("blind")})
-        thresholds = {k: v for k, v in cal.thresholds.items() if k.startswith("sched")}
-        thresholds.update({k: v for k, v in blind.thresholds.items() if k.startswith("blind")})
-        blends = {k: v for k, v in cal.blends.items() if k.startswith("sched")}
-        blends.update({k: v for k, v in blind.blends.items() if k.startswith("blind")})
-        reach = {k: v for k, v in cal.reach.items() if k.startswith("sched")}
-        reach.update({k: v for k, v in blind.reach.items() if k.startswith("blind")})
-        # A blow-up is called from the values alone, so both fits see the same ones.
-        CrossingCalibration(maps, cal.fitted_on, thresholds, blends, reach, cal.blow_up).save(
-            args.write_calibration
-        )
-        print(f"wrote {args.write_calibration}", file=sys.stderr)
+        if args.write_calibration is not None:
+            write_calibration(cases, [w.name for w in workloads], args.write_calibration)
+        if args.write_heldout_calibrations is not None:
+            args.write_heldout_calibrations.mkdir(parents=True, exist_ok=True)
+            for held in (w.name for w in workloads if not w.home):
+                fit_on = [w.name for w in workloads if w.name != held]
+                kept = [c for c in cases if c.workload != held]
+                write_calibration(kept, fit_on, args.write_heldout_calibrations / f"{held}.json")
         return 0
     names = [w.name for w in workloads if not w.home or args.dev_home]
     results, held = run_benchmark(workloads, cuts, names, not args.no_reach_model)

@@ -1,4 +1,4 @@
-"""Pruners on recorded grids convtune was not tuned on: tuner replays, epsilon left out per workload.
+"""Pruners on recorded grids convtune was not tuned on: tuner replays, each workload held out.
 
 Every study runs through :mod:`convtune.replay` (the shipped objective, sampler and pruners over
 recorded curves); this script only picks each workload's target, fans the studies out over
@@ -7,25 +7,31 @@ processes, keeps their rows in a results file (so a run resumes) and prints the 
 * **Target** per workload, fixed before any tuner runs and the same for all: the level that
   ``--reach`` (30%) of the grid's complete runs reach at their best (a quantile of the best
   metric, the header's direction), to 3 significant digits.
-* **Methods**: convtune's TPE with no pruner, with ``time_to_target`` at each epsilon; Optuna's
+* **Methods**: convtune's TPE with no pruner, with ``time_to_target`` at each of ``SETTINGS``; Optuna's
   TPE with defaults; TPE with Optuna's MedianPruner and HyperbandPruner on the distance to the
   target (seeded brackets: studies are named by seed). Stopped trials keep a checkpoint and a
   repeat of a stopped configuration resumes it (``replay_study(resume=True)``), for every pruner.
-* **Epsilon, left out**: for each workload, epsilon is chosen on the *other* workloads (the
-  largest-saving one that loses at most one seed's hit per workload against no pruning and stops
-  at most epsilon of their near-best trials by a forecast) and reported on the held-out one.
+* **Held out**: each workload's studies calibrate their forecasts with a table fitted on the
+  other workloads (``--calibration-dir``: ``W.json`` fitted without ``W``), and the pruner
+  setting reported for it is chosen on the *other* workloads' replays (the largest-saving one
+  that loses at most one seed's hit per workload against no pruning and stops at most epsilon
+  of their near-best configurations by a forecast).
 
 Usage::
 
-    python benchmarks/replay_pruners.py --data benchmarks/data/corpus --seeds 5 --budget 20 --jobs 2 \
-        --schedules benchmarks/corpus/schedules.py --calibration CALIBRATION_WITHOUT_THESE.json \
-        --workloads logreg_digits autoencoder_digits friedman_mse
-    python benchmarks/replay_pruners.py --data benchmarks/data/corpus --budget 20 --table-only
+    python benchmarks/forecast.py --data benchmarks/data/corpus \
+        --write-heldout-calibrations benchmarks/data/calibrations_heldout
+    python benchmarks/replay_pruners.py --data benchmarks/data/corpus --seeds 20 --budget 20 --jobs 2 \
+        --schedules benchmarks/corpus/schedules.py --calibration-dir benchmarks/data/calibrations_heldout \
+        --out benchmarks/data/replay_pruners_b20_lowo.jsonl.gz
+    python benchmarks/replay_pruners.py --seeds 20 --budget 20 --table-only \
+        --out benchmarks/data/replay_pruners_b20_lowo.jsonl.gz
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib.util
 import json
 import math
@@ -40,7 +46,14 @@ import numpy as np
 from convtune.replay import Grid, load_grid, replay_spec, replay_study
 
 HERE = Path(__file__).resolve().parent
-EPSILONS = (0.01, 0.03, 0.1)
+EPSILONS = (0.01, 0.03, 0.05, 0.1)
+# The settings of convtune's pruner a fold chooses among, fixed before any of their replays ran:
+# epsilon at the default rungs (doubling in cost), and rungs quadrupling in cost, where a trial
+# near the incumbent's time faces one decision, not two, so epsilon is not split.
+SETTINGS = tuple(f"time_to_target:epsilon={e}" for e in EPSILONS) + (
+    "time_to_target:epsilon=0.03+rung_ratio=4",
+    "time_to_target:epsilon=0.1+rung_ratio=4",
+)
 BASELINES = [("none", "tpe"), ("none", "optuna-tpe"), ("median", "tpe"), ("hyperband", "tpe")]
 OPTUNA = ("optuna-tpe/none", "tpe/median", "tpe/hyperband")
 # Stops that need no forecast: a trial that diverged, or spent the measured best's time-to-target
@@ -63,6 +76,45 @@ def register_schedules(path: str | None) -> None:
             spec.loader.exec_module(module)  # type: ignore[union-attr]
             module.register_corpus_schedules()
             return
+
+
+def calibration_for(args: argparse.Namespace, workload: str) -> str | None:
+    """The calibration a replay of ``workload`` uses: its own held-out one from
+    ``--calibration-dir`` (fitted on every other workload), else ``--calibration``."""
+    if args.calibration_dir is None:
+        return args.calibration
+    path = Path(args.calibration_dir) / f"{workload}.json"
+    if not path.is_file():
+        print(
+            f"error: {path}: no held-out calibration for {workload}; write them with "
+            "python benchmarks/forecast.py --data benchmarks/data/corpus --write-heldout-calibrations DIR",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    return str(path)
+
+
+def read_rows(out: Path) -> list[dict[str, Any]]:
+    """The results file's rows (``.gz``: gzip, appended member by member)."""
+    if not out.exists():
+        return []
+    if out.suffix != ".gz":
+        return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    lines = []
+    with gzip.open(out, "rt") as f:
+        try:
+            lines.extend(f)
+        except EOFError:  # a run killed mid-write: only its last row is cut short
+            pass
+    return [json.loads(line) for line in lines if line.endswith("\n")]
+
+
+def append_row(out: Path, row: dict[str, Any]) -> None:
+    """Append one row; to a ``.gz`` file as a gzip member of its own, so a run killed between
+    rows leaves a file that reads whole and resumes."""
+    text = json.dumps(_jsonable(row)) + "\n"
+    with gzip.open(out, "at") if out.suffix == ".gz" else out.open("a") as sink:
+        sink.write(text)
 
 
 def use_calibration(path: str | None) -> None:
@@ -110,12 +162,8 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, out: Path) -> None:
     register_schedules(args.schedules)
-    done = set()
-    if out.exists():
-        for line in out.read_text().splitlines():
-            row = json.loads(line)
-            done.add((row["grid"], row["method"], row["seed"], row["budget"]))
-    methods = list(BASELINES) + [(f"time_to_target:epsilon={e}", "tpe") for e in EPSILONS]
+    done = {(row["grid"], row["method"], row["seed"], row["budget"]) for row in read_rows(out)}
+    methods = list(BASELINES) + [(setting, "tpe") for setting in SETTINGS]
     if args.methods:
         methods = [m for m in methods if f"{m[1]}/{m[0]}" in args.methods]
     jobs = []
@@ -137,17 +185,16 @@ def run(args: argparse.Namespace, out: Path) -> None:
                             "pruner": pruner,
                             "sampler": sampler,
                             "schedules": args.schedules,
-                            "calibration": args.calibration,
+                            "calibration": calibration_for(args, grid.workload),
                         }
                     )
     jobs.sort(key=lambda j: (j["seed"], j["path"]))  # all workloads' seed 0 first: tables fill evenly
     print(f"{len(jobs)} studies to run", file=sys.stderr)
-    with ProcessPoolExecutor(args.jobs) as pool, out.open("a") as sink:
+    with ProcessPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(_run_one, job) for job in jobs]
         for n, future in enumerate(as_completed(futures), start=1):
             row = future.result()
-            sink.write(json.dumps(_jsonable(row)) + "\n")
-            sink.flush()
+            append_row(out, row)
             print(f"[{n}/{len(jobs)}] {row['grid']} {row['method']} seed {row['seed']}", file=sys.stderr)
 
 
@@ -208,31 +255,50 @@ def _near_forecast(s: dict[str, Any]) -> float:
     return s["near_forecast_stopped"] if share is None else share
 
 
-def choose_epsilon(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequence[str]) -> float:
-    """On the fitting workloads: the epsilon with the lowest geometric-mean cost ratio to no
-    pruning among those losing at most one seed's hit per workload and stopping at most epsilon
-    of the near-best configurations by a forecast (the issue's measure; trials for rows recorded
-    before configurations were kept) (the smallest, safest epsilon if none does). A median
-    cost-to-10% that is a miss counts as the whole budget (the study
-    spent it without settling on a near-best configuration), so a workload where no pruning
-    misses in most seeds still weighs in; ties go to more hits, then the smaller epsilon."""
-    best: tuple[float, int, float] | None = None
-    for eps in EPSILONS:
-        method = f"tpe/time_to_target:epsilon={eps}"
+def epsilon_of(setting: str) -> float:
+    """The epsilon a pruner setting (``time_to_target:epsilon=0.03+rung_ratio=4``) names."""
+    options = dict(item.partition("=")[::2] for item in setting.partition(":")[2].split("+") if item)
+    return float(options["epsilon"])
+
+
+def choose_setting(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequence[str]) -> str:
+    """On the fitting workloads: the pruner setting with the lowest geometric-mean cost ratio to
+    no pruning among those losing at most one seed's hit per workload and stopping at most
+    epsilon of the near-best configurations by a forecast (the issue's measure; trials for rows
+    recorded before configurations were kept) (the safest, smallest epsilon if none does). A
+    median cost-to-10% that is a miss counts as the whole budget (the study spent it without
+    settling on a near-best configuration), so a workload where no pruning misses in most seeds
+    still weighs in; ties go to more hits, then the smaller epsilon. Settings not replayed on
+    every fitting workload are not candidates."""
+    best: tuple[float, int, float, str] | None = None
+    for setting in SETTINGS:
+        method, eps = f"tpe/{setting}", epsilon_of(setting)
         ratios, hits, ok = [], 0, True
         for w in fit_on:
             base, mine = table.get((w, "tpe/none")), table.get((w, method))
-            if base is None or mine is None:
+            if base is None:
                 continue
+            if mine is None:
+                ok = False
+                break
             # The pruner's promise: at most epsilon of the near-best trials stopped by a forecast.
             ok &= mine["hits"] >= base["hits"] - 1 and _near_forecast(mine) <= eps
             hits += mine["hits"]
             budget = float(mine["budget"])
             ratios.append(min(mine["cost"], budget) / min(base["cost"], budget))
         score = float(np.exp(np.mean(np.log(ratios)))) if ratios else math.inf
-        if ok and (best is None or (score, -hits) < best[:2]):
-            best = (score, -hits, eps)
-    return best[2] if best else min(EPSILONS)
+        if ok and ratios and (best is None or (score, -hits, eps) < best[:3]):
+            best = (score, -hits, eps, setting)
+    return best[3] if best else SETTINGS[0]
+
+
+def _setting_name(setting: str) -> str:
+    """A setting as the tables show it: ``ε 0.03``, ``ε 0.03, rungs ×4``."""
+    options = dict(item.partition("=")[::2] for item in setting.partition(":")[2].split("+") if item)
+    name = f"ε {float(options.pop('epsilon')):g}"
+    if "rung_ratio" in options:
+        name += f", rungs ×{float(options.pop('rung_ratio')):g}"
+    return name
 
 
 def _fmt(x: float) -> str:
@@ -266,14 +332,14 @@ def tables(rows: list[dict[str, Any]]) -> str:
         "",
         "### Held out: epsilon chosen on the other workloads",
         "",
-        "| workload | ε (fit on the others) | hits: pruned / unpruned | cost-to-10%: pruned / unpruned "
+        "| workload | setting (chosen on the others) | hits: pruned / unpruned | cost-to-10%: pruned / unpruned "
         "| × unpruned | best Optuna baseline (cost) | × best Optuna | trials stopped | near-best trials stopped "
         "(by a forecast) | near-best configurations stopped by a forecast |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for w in workloads:
-        eps = choose_epsilon(table, [x for x in workloads if x != w])
-        mine = table.get((w, f"tpe/time_to_target:epsilon={eps}"))
+        setting = choose_setting(table, [x for x in workloads if x != w])
+        mine = table.get((w, f"tpe/{setting}"))
         base = table.get((w, "tpe/none"))
         if mine is None or base is None:
             continue
@@ -287,7 +353,7 @@ def tables(rows: list[dict[str, Any]]) -> str:
         else:
             vs_optuna = "not run | –"
         lines.append(
-            f"| {w} | {eps} | {mine['hits']}/{mine['seeds']} / {base['hits']}/{base['seeds']} "
+            f"| {w} | {_setting_name(setting)} | {mine['hits']}/{mine['seeds']} / {base['hits']}/{base['seeds']} "
             f"| {_fmt(mine['cost'])} / {_fmt(base['cost'])} | {_ratio(mine['cost'], base['cost'])} "
             f"| {vs_optuna} "
             f"| {mine['stopped']:.0%} | {mine['near_stopped']:.0%} ({mine['near_forecast_stopped']:.0%}) "
@@ -319,16 +385,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--calibration", default=None, help="forecast calibration table (default: the shipped one)"
     )
-    parser.add_argument("--out", default=None, help="results JSONL (default: next to the data)")
+    parser.add_argument(
+        "--calibration-dir",
+        default=None,
+        help="folder of held-out calibrations, one per workload (W.json fitted without W); "
+        "overrides --calibration",
+    )
+    parser.add_argument(
+        "--out", default=None, help="results JSONL, .jsonl.gz to compress (default: next to the data)"
+    )
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args(argv)
     out = Path(args.out or HERE / "data" / f"replay_pruners_b{args.budget:g}.jsonl")
     if not args.table_only:
         run(args, out)
-    rows = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     rows = [
         r
-        for r in rows
+        for r in read_rows(out)
         if r["budget"] == args.budget
         and r["seed"] < args.seeds  # the tables are over seeds 0 … --seeds - 1
         and (not args.workloads or r["grid"] in args.workloads)

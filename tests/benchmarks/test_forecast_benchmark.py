@@ -47,9 +47,15 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
     assert "| cosine | " in text  # the corpus grids hold every schedule
     assert text == done.stdout.strip() + "\n"
 
-    written = tmp_path / "calibration.json"
-    done = _run(tmp_path, "--write-calibration", str(written))
+    written, folds = tmp_path / "calibration.json", tmp_path / "heldout"
+    done = _run(tmp_path, "--write-calibration", str(written), "--write-heldout-calibrations", str(folds))
     assert done.returncode == 0, done.stderr[-2000:]
+    # One calibration per workload for the replays that hold it out, fitted on the others only.
+    assert sorted(p.name for p in folds.iterdir()) == sorted(f"{w}.json" for w in WORKLOADS)
+    for workload in WORKLOADS:
+        fold = CrossingCalibration.load(folds / f"{workload}.json")
+        assert sorted(fold.fitted_on) == sorted(w for w in WORKLOADS if w != workload)
+        assert fold.maps
     cal = CrossingCalibration.load(written)
     assert sorted(cal.fitted_on) == sorted(WORKLOADS)
     assert cal.maps and cal.thresholds
