@@ -32,8 +32,9 @@ STOP_PROBABILITY_ATTR = "stop_probability"
 """User attr set on every trial the pruner stops: the probability the stop was decided on."""
 STOP_THRESHOLD_ATTR = "stop_threshold"
 """User attr set beside it: the per-rung threshold that probability fell below."""
-DEFAULT_EPSILON = 0.03
-"""The whole-life probability budget of a trial (chosen leave-one-workload-out; docs/benchmarks.md)."""
+DEFAULT_EPSILON = 0.01
+"""The whole-life probability budget of a trial: the setting 10 of the 11 corpus workloads' folds
+choose, each on the other ten's tuner replays (leave-one-workload-out; docs/benchmarks.md)."""
 DEFAULT_MARGIN = 0.1
 """Relative slack on the incumbent's time-to-target: a trial is judged on reaching before
 ``incumbent * (1 + margin)``. The incumbent's time is one seed's, and one configuration's seeds
