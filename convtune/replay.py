@@ -428,9 +428,10 @@ def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.prune
         inner = {
             "median": lambda: optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
             "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(),
-            "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=max(1, n_evals)),
-        }[base]()
-        return GapPruner(inner, spec.target_spec)
+        }
+        if base == "hyperband":  # as ``pruner: hyperband`` builds it, with the grid's evaluations
+            return GapPruner.hyperband(spec.target_spec, max(1, n_evals))
+        return GapPruner(inner[base](), spec.target_spec)
     if options:
         if not base.startswith("time_to_target"):
             raise ConfigError(f"pruner {base!r} takes no options", where="--pruner")

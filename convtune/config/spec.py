@@ -39,9 +39,9 @@ class StudySpec(BaseModel):
     storage: str | None = None
     artifacts: str | None = None
     sampler: Literal["tpe", "random", "gp"] = "tpe"
-    pruner: Literal["time_to_target", "time_to_target_field", "time_to_target_halving", "median", "none"] = (
-        "time_to_target"
-    )
+    pruner: Literal[
+        "time_to_target", "time_to_target_field", "time_to_target_halving", "median", "hyperband", "none"
+    ] = "time_to_target"
     # numpy's and Optuna's samplers take seeds in [0, 2**32).
     seed: int = Field(default=0, ge=0, lt=2**32)
     max_skipped_steps: int = Field(default=8, gt=0)

@@ -174,6 +174,15 @@ def make_sampler(spec: StudySpec) -> optuna.samplers.BaseSampler:
         return optuna.samplers.TPESampler(seed=spec.seed, multivariate=True, group=True, n_startup_trials=5)
 
 
+def evaluations_per_run(spec: StudySpec) -> int | str:
+    """How many evaluations a run capped at ``max_cost`` makes, where the spec says (cost and
+    evaluations both in samples); else ``"auto"`` (Hyperband reads it off the first finished
+    trial)."""
+    if math.isfinite(spec.max_cost) and spec.cost == "samples" and spec.eval_unit == "samples":
+        return max(1, math.ceil(spec.max_cost / spec.eval_interval))
+    return "auto"
+
+
 def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
     """The pruner the spec's ``pruner`` names, set up for a study whose trials report
     ``trial.report(metric, step=cost)`` (cost in :func:`convtune.config.record.step_scale` units).
@@ -181,7 +190,9 @@ def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
     ``none`` is Optuna's ``NopPruner``; ``median`` its ``MedianPruner`` judging each trial's
     distance to the target at each evaluation (:class:`convtune.pruners.GapPruner`: the study
     minimises time-to-target, so the median pruner on the raw metric kept the *worst* trials of a
-    maximised one such as accuracy); the ``time_to_target*`` names are
+    maximised one such as accuracy); ``hyperband`` its ``HyperbandPruner`` on the same distance
+    (:meth:`convtune.pruners.GapPruner.hyperband`, a run's evaluations from
+    :func:`evaluations_per_run`); the ``time_to_target*`` names are
     :class:`convtune.pruners.TimeToTargetPruner` with the spec's target and cost cap.
     Any other Optuna ``BasePruner`` plugs in through ``run_study(..., pruner=...)``, which uses
     this function only when none is given::
@@ -195,6 +206,8 @@ def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
 
     if spec.pruner == "median":
         return GapPruner(optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0), spec.target_spec)
+    if spec.pruner == "hyperband":
+        return GapPruner.hyperband(spec.target_spec, evaluations_per_run(spec))
 
     return TimeToTargetPruner.for_spec(spec)
 

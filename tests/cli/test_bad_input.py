@@ -215,7 +215,7 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         [
             "s.yaml: pruner",
-            "'time_to_target', 'time_to_target_field', 'time_to_target_halving', 'median' or 'none'",
+            "'time_to_target', 'time_to_target_field', 'time_to_target_halving', 'median', 'hyperband' or 'none'",
         ],
     ),
     "unknown cost": ("create", ["n", "--config", "s.yaml", "--cost", "flops"], {}, {}, ["cost", "wallclock"]),

@@ -424,3 +424,41 @@ def test_spec_median_pruner_keeps_the_best_trials_of_a_maximised_metric() -> Non
         verdicts[accuracy] = trial.should_prune()
         study.tell(trial, state=TrialState.FAIL)
     assert verdicts == {0.1: True, 0.8: False}
+
+
+def test_spec_hyperband_pruner_judges_the_distance_to_the_target_over_a_whole_run() -> None:
+    # pruner: hyperband is Optuna's HyperbandPruner on the distance to the target, from the first
+    # evaluation, with a run's evaluations from the spec where it says (cost and evaluations in
+    # samples): what the tuner replays measured (docs/benchmarks.md).
+    from convtune.config.spec import StudySpec
+    from convtune.pruners import GapPruner
+    from convtune.study import make_pruner
+
+    spec = {"workload": "digits", "space": {"peak_lr": 0.01}, "target": "accuracy>=0.9", "cost": "samples"}
+    capped = make_pruner(StudySpec.from_dict({**spec, "pruner": "hyperband", "max_cost": 40_000}))
+    assert isinstance(capped, GapPruner) and isinstance(capped.inner, optuna.pruners.HyperbandPruner)
+    assert capped.inner._max_resource == 10  # 40,000 samples, an evaluation every 4,096
+    timed = make_pruner(StudySpec.from_dict({**spec, "pruner": "hyperband", "cost": "wallclock"}))
+    assert timed.inner._max_resource == "auto"  # type: ignore[attr-defined]
+
+    study = optuna.create_study(study_name="hyperband-spec", pruner=capped)
+    study.add_trial(  # a whole run, so Hyperband's brackets are set up
+        optuna.trial.create_trial(
+            value=1e6,
+            intermediate_values={k * 4096: 0.05 * k for k in range(1, 11)},
+            distributions={},
+            params={},
+        )
+    )
+    verdicts: list[tuple[float, bool]] = []
+    for n in range(40):
+        # Accuracy at the first evaluation: most trials far behind, every fifth a new best.
+        accuracy = 0.3 + 0.01 * n if n % 5 == 0 else 0.05
+        trial = study.ask()
+        trial.report(accuracy, step=4096)
+        verdicts.append((accuracy, trial.should_prune()))
+        study.tell(trial, state=TrialState.PRUNED if verdicts[-1][1] else TrialState.FAIL)
+    assert any(stopped for accuracy, stopped in verdicts if accuracy == 0.05), "far-behind trials are stopped"
+    assert not any(stopped for accuracy, stopped in verdicts if accuracy > 0.05), (
+        "a new best is never stopped"
+    )
