@@ -53,7 +53,6 @@ GRID_VERSION = 1
 NEAR_BEST = 0.10
 """A configuration is near-best when its true time-to-target is within 10% of the grid's best."""
 
-OPTUNA_PRUNERS = ("median", "sha", "hyperband")
 SAMPLERS = ("tpe", "random", "gp", "optuna-tpe")
 _RECIPE_FIELDS = set(Recipe.model_fields) | {"optimizer", "global_batch_size"}
 _NOT_FIXED = {"optimizer_name", "optimizer_params", "schedule_params", "world_size"}
@@ -424,14 +423,10 @@ def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.prune
     from convtune.study.objective import make_pruner
 
     base, _, options = name.partition(":")
-    if base in OPTUNA_PRUNERS:
-        inner = {
-            "median": lambda: optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2),
-            "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(),
-        }
-        if base == "hyperband":  # as ``pruner: hyperband`` builds it, with the grid's evaluations
-            return GapPruner.hyperband(spec.target_spec, max(1, n_evals))
-        return GapPruner(inner[base](), spec.target_spec)
+    if base == "hyperband":  # as ``pruner: hyperband`` builds it, with the grid's evaluations
+        return GapPruner.hyperband(spec.target_spec, max(1, n_evals))
+    if base == "sha":
+        return GapPruner(optuna.pruners.SuccessiveHalvingPruner(), spec.target_spec)
     if options:
         if not base.startswith("time_to_target"):
             raise ConfigError(f"pruner {base!r} takes no options", where="--pruner")
