@@ -33,8 +33,9 @@ STOP_PROBABILITY_ATTR = "stop_probability"
 STOP_THRESHOLD_ATTR = "stop_threshold"
 """User attr set beside it: the per-rung threshold that probability fell below."""
 DEFAULT_EPSILON = 0.01
-"""The whole-life probability budget of a trial: the setting 10 of the 11 corpus workloads' folds
-choose, each on the other ten's tuner replays (leave-one-workload-out; docs/benchmarks.md)."""
+"""The whole-life probability budget of a trial: the safest setting, which leave-one-workload-out
+replays over the 11 corpus workloads fall back to in 9 folds, where no setting kept every other
+workload's hits and near-best share (docs/benchmarks.md)."""
 DEFAULT_MARGIN = 0.1
 """Relative slack on the incumbent's time-to-target: a trial is judged on reaching before
 ``incumbent * (1 + margin)``. The incumbent's time is one seed's, and one configuration's seeds
@@ -52,7 +53,8 @@ class PruneDecision:
 
     ``reason`` is one of ``no-reports``, ``diverged``, ``max-cost``,
     ``slower-than-measured-best``, ``warm-up``, ``between-rungs``, ``reached``, ``no-bar``,
-    ``cannot-beat-incumbent``, ``cannot-reach-by-max-cost`` and ``may-beat-incumbent``.
+    ``cannot-beat-incumbent``, ``cannot-reach-by-max-cost``, ``behind-and-unlikely`` (with
+    ``epsilon_behind``) and ``may-beat-incumbent``.
     ``incumbent`` is the time-to-target to beat (``inf`` when there is none yet);
     ``probability`` the probability that the trial reaches the target before it (before
     ``max_cost`` without one; ``nan`` where none was computed) and ``threshold`` the
@@ -183,6 +185,13 @@ class TimeToTargetPruner(BasePruner):
             Without an incumbent, a trial whose distance to the target fell at each of this
             many last reports, on a line reaching the target by ``max_cost``, is not stopped
             for ``max_cost``.
+        epsilon_behind:
+            A second whole-life budget, for trials *behind*: farther from the target at their
+            latest report than the median of at least :data:`BEHIND_QUORUM` finished trials at
+            the same cost (MedianPruner's evidence). Such a trial is also stopped at a rung
+            below ``epsilon_behind / n`` (reason ``behind-and-unlikely``); 0 (the default)
+            switches this off. The forecast vetoes the equal-cost verdict wherever it still
+            gives the trial a fair chance.
     """
 
     def __init__(
@@ -197,6 +206,7 @@ class TimeToTargetPruner(BasePruner):
         max_cost: float | None = None,
         prior_trials: int = 20,
         steady_reports: int = 3,
+        epsilon_behind: float = 0.0,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -210,6 +220,8 @@ class TimeToTargetPruner(BasePruner):
             raise ValueError(f"level must be in (0, 1), got {level}")
         if max_cost is not None and not max_cost > 0:
             raise ValueError(f"max_cost must be positive, got {max_cost}")
+        if not 0.0 <= epsilon_behind < 1.0:
+            raise ValueError(f"epsilon_behind must be in [0, 1), got {epsilon_behind}")
         self._target = Target.parse(target)
         self._epsilon = epsilon
         self._n_warmup_reports = n_warmup_reports
@@ -219,6 +231,7 @@ class TimeToTargetPruner(BasePruner):
         self._max_cost = max_cost
         self._prior_trials = prior_trials
         self._steady_reports = steady_reports
+        self._epsilon_behind = epsilon_behind
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -319,6 +332,14 @@ class TimeToTargetPruner(BasePruner):
         steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
         if probability < threshold and not steady:
             return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
+        if self._epsilon_behind > 0 and not steady:
+            behind_threshold = self._epsilon_behind / self.n_rungs(trial, costs, bar)
+            if probability < behind_threshold and _behind_median(
+                summaries, costs[-1], self._target.gap(values[-1])
+            ):
+                return PruneDecision(
+                    True, "behind-and-unlikely", forecast, incumbent, probability, behind_threshold
+                )
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
 
     def _first_rung(self, costs: np.ndarray) -> float:
@@ -443,6 +464,25 @@ class TimeToTargetPruner(BasePruner):
                 self._priors.clear()
             self._priors[key] = CurvePrior.from_fits([s.fit for s in chosen])  # type: ignore[misc]
         return self._priors[key]
+
+
+BEHIND_QUORUM = 3
+"""Finished trials that must have reached a cost before a trial is judged behind their median there
+(MedianPruner's ``n_startup_trials`` in convtune's ``pruner: median``)."""
+
+
+def _behind_median(summaries: Sequence[_Finished], cost: float, gap: float) -> bool:
+    """Whether ``gap`` at ``cost`` is farther from the target than the median of the finished
+    trials' distances at that cost (each interpolated between its reports; only trials that
+    reported at or past ``cost`` count)."""
+    others = [
+        float(np.interp(cost, s.costs, s.gaps))
+        for s in summaries
+        if s.costs.size and s.costs[-1] >= cost and np.all(np.isfinite(s.gaps[s.costs <= cost]))
+    ]
+    if len(others) < BEHIND_QUORUM:
+        return False
+    return gap > float(np.median(others))
 
 
 def _measured(summaries: Sequence[_Finished]) -> float:

@@ -170,3 +170,51 @@ def test_a_trial_is_judged_against_the_incumbent_plus_the_seed_to_seed_margin() 
         assert decision.probability == pytest.approx(bar)
     last = decisions[-1]
     assert last.forecast is not None and last.probability > reach_probability(last.forecast, 10_000.0)
+
+
+def test_a_trial_behind_the_median_at_equal_cost_has_a_second_budget_and_one_ahead_does_not() -> None:
+    # epsilon_behind: a trial farther from the target than the median of the finished trials at
+    # the same cost is also stopped below epsilon_behind / rungs; the forecast still vetoes the
+    # equal-cost verdict (a stop needs both), and a trial ahead of that median never meets it.
+    finished: dict[float, dict[int, float]] = {}
+    for speed in (0.01, 0.015, 0.02, 0.03):
+        finished[speed] = {}
+        for i in range(1, 31):
+            finished[speed][i * EVERY] = loss(speed, 1.5, i * EVERY)
+            if finished[speed][i * EVERY] <= 1.9:
+                break
+
+    def median_there(cost: int) -> float:
+        return float(np.median([curve[cost] for curve in finished.values() if max(curve) >= cost]))
+
+    off = TimeToTargetPruner(TARGET, epsilon=0.01, max_cost=30 * EVERY, prior_trials=0)
+    on = TimeToTargetPruner(TARGET, epsilon=0.01, epsilon_behind=0.5, max_cost=30 * EVERY, prior_trials=0)
+    with pytest.raises(ValueError, match="epsilon_behind"):
+        TimeToTargetPruner(TARGET, epsilon_behind=1.0)
+    behind_stops: dict[tuple[float, float], int] = {}
+    for speed, floor in ((0.004, 1.5), (0.006, 1.6), (0.05, 1.8), (0.5, 1.95), (0.08, 1.5)):
+        study = optuna.create_study(pruner=off)
+        for curve in finished.values():
+            study.add_trial(
+                optuna.trial.create_trial(
+                    value=float(max(curve)), intermediate_values=curve, distributions={}, params={}
+                )
+            )
+        trial = study.ask()
+        behind_stops[(speed, floor)] = 0
+        for i in range(1, 8):
+            value = loss(speed, floor, i * EVERY)
+            trial.report(value, step=i * EVERY)
+            frozen = study._storage.get_trial(trial._trial_id)
+            with_budget, without = on.decide(study, frozen), off.decide(study, frozen)
+            if without.prune:
+                assert with_budget.prune  # the second budget only adds stops
+            if with_budget.reason == "behind-and-unlikely":
+                assert value > median_there(i * EVERY), (speed, floor, i)  # behind, at equal cost
+                # Decided on a probability below the second budget's bound, above the first's.
+                assert without.threshold <= with_budget.probability < with_budget.threshold, with_budget
+                behind_stops[(speed, floor)] += 1
+            if with_budget.prune or without.prune:
+                break
+    assert behind_stops[(0.004, 1.5)] == 1, behind_stops  # far behind: stopped on the second budget
+    assert behind_stops[(0.08, 1.5)] == 0, behind_stops  # ahead all along
