@@ -14,13 +14,25 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from convtune.config.io import read_mapping
 from convtune.config.recipe import config_error_from
 from convtune.config.space import SearchSpace
 from convtune.config.target import Target
 from convtune.errors import ConfigError
+
+PRUNER_OPTIONS = (
+    "epsilon",
+    "epsilon_behind",
+    "margin",
+    "rung_ratio",
+    "n_warmup_reports",
+    "level",
+    "prior_trials",
+    "steady_reports",
+)
+"""What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 
 
 class StudySpec(BaseModel):
@@ -42,6 +54,9 @@ class StudySpec(BaseModel):
     pruner: Literal[
         "time_to_target", "time_to_target_field", "time_to_target_halving", "median", "hyperband", "none"
     ] = "time_to_target"
+    # Keyword arguments of pruner: time_to_target (TimeToTargetPruner), e.g. {epsilon: 0.03,
+    # epsilon_behind: 0.1}; their values are checked when the study is created.
+    pruner_options: dict[str, float] = Field(default_factory=dict)
     # numpy's and Optuna's samplers take seeds in [0, 2**32).
     seed: int = Field(default=0, ge=0, lt=2**32)
     max_skipped_steps: int = Field(default=8, gt=0)
@@ -61,6 +76,19 @@ class StudySpec(BaseModel):
     @classmethod
     def _target(cls, value: str) -> str:
         return str(Target.parse(value))
+
+    @model_validator(mode="after")
+    def _pruner_options(self) -> StudySpec:
+        if not self.pruner_options:
+            return self
+        if not self.pruner.startswith("time_to_target"):
+            raise ValueError(f"pruner_options apply to pruner: time_to_target only, not to {self.pruner!r}")
+        unknown = sorted(set(self.pruner_options) - set(PRUNER_OPTIONS))
+        if unknown:
+            raise ValueError(
+                f"pruner_options: unknown option {unknown[0]!r}; use {', '.join(PRUNER_OPTIONS)}"
+            )
+        return self
 
     @field_validator("eval_every")
     @classmethod
@@ -93,6 +121,9 @@ class StudySpec(BaseModel):
         data = self.model_dump()
         if math.isinf(data["max_cost"]):
             data["max_cost"] = None
+        if not data["pruner_options"]:
+            # Specs stored before the field existed must still equal a re-created one.
+            del data["pruner_options"]
         return data
 
     @classmethod

@@ -55,7 +55,7 @@ from convtune.config.record import (
 )
 from convtune.config.spec import StudySpec
 from convtune.curves import LRSchedule
-from convtune.errors import ConvtuneError, StudyError, WorkloadError
+from convtune.errors import ConfigError, ConvtuneError, StudyError, WorkloadError
 from convtune.execution.executor import Executor, InProcessExecutor
 from convtune.storage import open_storage, redact, resolve_storage_url, strip_password
 from convtune.study.outcome import describe_error, record_outcome
@@ -82,6 +82,13 @@ class TrialFailed(Exception):
 def create_study(name: str, spec: StudySpec, storage: str | None = None) -> optuna.Study:
     """Create study ``name`` holding the whole ``spec``; an existing one must have the same spec."""
     check_study_name(name)
+    if spec.pruner_options:
+        try:
+            make_pruner(spec)
+        except ValueError as exc:
+            raise ConfigError(
+                str(exc), where="pruner_options", fix="see TimeToTargetPruner's arguments"
+            ) from None
     url = resolve_storage_url(storage or spec.storage)
     backend = open_storage(url, create=True)
     stored = spec.to_dict()
@@ -209,7 +216,7 @@ def make_pruner(spec: StudySpec) -> optuna.pruners.BasePruner:
     if spec.pruner == "hyperband":
         return GapPruner.hyperband(spec.target_spec, evaluations_per_run(spec))
 
-    return TimeToTargetPruner.for_spec(spec)
+    return TimeToTargetPruner.for_spec(spec, **spec.pruner_options)
 
 
 # ---- running trials ---------------------------------------------------------------------------

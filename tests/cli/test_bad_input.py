@@ -233,6 +233,31 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         ["tol.yaml: duplicate_tolerance", "less than 1"],
     ),
+    "unknown pruner option": (
+        "create",
+        ["n", "--config", "po.yaml"],
+        {
+            "po.yaml": yaml.safe_dump(
+                {**SPEC, "pruner": "time_to_target", "pruner_options": {"epsilonn": 0.1}}
+            )
+        },
+        {},
+        ["po.yaml", "pruner_options: unknown option 'epsilonn'", "epsilon_behind"],
+    ),
+    "pruner option out of range": (
+        "create",
+        ["n", "--config", "po.yaml"],
+        {"po.yaml": yaml.safe_dump({**SPEC, "pruner": "time_to_target", "pruner_options": {"epsilon": 1.5}})},
+        {},
+        ["pruner_options", "epsilon must be in [0, 1), got 1.5"],
+    ),
+    "pruner options of another pruner": (
+        "create",
+        ["n", "--config", "po.yaml"],
+        {"po.yaml": yaml.safe_dump({**SPEC, "pruner": "median", "pruner_options": {"epsilon": 0.05}})},
+        {},
+        ["po.yaml", "time_to_target only"],
+    ),
     "missing spec file": ("create", ["n", "--config", "nope.yaml"], {}, {}, ["nope.yaml"]),
     "spec not a mapping": (
         "create",

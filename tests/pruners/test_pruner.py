@@ -462,3 +462,23 @@ def test_spec_hyperband_pruner_judges_the_distance_to_the_target_over_a_whole_ru
     assert not any(stopped for accuracy, stopped in verdicts if accuracy > 0.05), (
         "a new best is never stopped"
     )
+
+
+def test_spec_pruner_options_reach_the_pruner_and_name_its_arguments() -> None:
+    # pruner_options: the time_to_target pruner's keyword arguments from the spec (a YAML user's
+    # only way to set epsilon); a spec without them stores exactly as before the field existed.
+    import inspect
+
+    from convtune.config.spec import PRUNER_OPTIONS, StudySpec
+    from convtune.study import make_pruner
+
+    spec = {"workload": "digits", "space": {"peak_lr": 0.01}, "target": TARGET, "cost": "samples"}
+    options = {"epsilon": 0.05, "epsilon_behind": 0.1, "n_warmup_reports": 3}
+    with_options = StudySpec.from_dict({**spec, "pruner_options": options})
+    pruner = make_pruner(with_options)
+    assert isinstance(pruner, TimeToTargetPruner) and pruner.epsilon == 0.05
+    assert pruner._epsilon_behind == 0.1 and pruner._n_warmup_reports == 3
+    assert StudySpec.from_dict(with_options.to_dict()) == with_options
+    assert "pruner_options" not in StudySpec.from_dict(spec).to_dict()
+    keywords = set(inspect.signature(TimeToTargetPruner).parameters) - {"target", "max_cost"}
+    assert set(PRUNER_OPTIONS) == keywords
