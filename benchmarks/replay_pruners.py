@@ -8,8 +8,8 @@ processes, keeps their rows in a results file (so a run resumes) and prints the 
   ``--reach`` (30%) of the grid's complete runs reach at their best (a quantile of the best
   metric, the header's direction), to 3 significant digits.
 * **Methods**: convtune's TPE with no pruner, with ``time_to_target`` at each of ``SETTINGS``; Optuna's
-  TPE with defaults; TPE with Optuna's MedianPruner and HyperbandPruner on the distance to the
-  target (seeded brackets: studies are named by seed). Stopped trials keep a checkpoint and a
+  TPE with defaults; convtune's TPE with the spec's ``pruner: median`` and ``pruner: hyperband``
+  (Optuna's pruners on the distance to the target; seeded brackets: studies are named by seed). Stopped trials keep a checkpoint and a
   repeat of a stopped configuration resumes it (``replay_study(resume=True)``), for every pruner.
 * **Held out**: each workload's studies calibrate their forecasts with a table fitted on the
   other workloads (``--calibration-dir``: ``W.json`` fitted without ``W``), and the pruner
@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from convtune.replay import Grid, load_grid, replay_spec, replay_study
+from convtune.replay import Grid, load_grid, parse_pruner, replay_spec, replay_study
 
 HERE = Path(__file__).resolve().parent
 EPSILONS = (0.01, 0.03, 0.05, 0.1)
@@ -238,11 +238,31 @@ def summary(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]
             # The issue's measure: near-best configurations (per study) of which a trial was
             # stopped by a forecast; None for rows recorded before it was kept.
             "near_config_forecast_stopped": _config_share(group),
+            # Counts behind the shares, for the tables: near-best configurations trained, and of
+            # them stopped by a forecast / for any reason; near-best trials stopped by a
+            # forecast; stops of any kind, and by a forecast.
+            **_counts(group),
             "target": group[0]["target"],
             "budget": group[0]["budget"],
             "resumed": float(np.mean([r.get("resumed", 0) for r in group])),
         }
     return out
+
+
+def _counts(group: Sequence[dict[str, Any]]) -> dict[str, int]:
+    configs = [reasons for r in group for reasons in r.get("near_best_configurations", {}).values()]
+    stops = [reason for r in group for reason in r["stop_reasons"]]
+    return {
+        "near_configs": len(configs),
+        "near_configs_forecast": sum(any(by_forecast(x) for x in reasons) for reasons in configs),
+        "near_configs_any": sum(bool(reasons) for reasons in configs),
+        "near_trials": sum(r["near_best_trials"] for r in group),
+        "near_trials_forecast": sum(
+            sum(1 for x in r["near_best_stop_reasons"] if by_forecast(x)) for r in group
+        ),
+        "stops": len(stops),
+        "stops_forecast": sum(1 for x in stops if by_forecast(x)),
+    }
 
 
 def _config_share(group: Sequence[dict[str, Any]]) -> float | None:
@@ -261,8 +281,7 @@ def _near_forecast(s: dict[str, Any]) -> float:
 
 def epsilon_of(setting: str) -> float:
     """The epsilon a pruner setting (``time_to_target:epsilon=0.03+rung_ratio=4``) names."""
-    options = dict(item.partition("=")[::2] for item in setting.partition(":")[2].split("+") if item)
-    return float(options["epsilon"])
+    return parse_pruner(setting)[1]["epsilon"]
 
 
 def choose_setting(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequence[str]) -> tuple[str, bool]:
@@ -299,12 +318,12 @@ def choose_setting(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequenc
 
 def _setting_name(setting: str) -> str:
     """A setting as the tables show it: ``ε 0.03``, ``ε 0.03, rungs ×4``."""
-    options = dict(item.partition("=")[::2] for item in setting.partition(":")[2].split("+") if item)
-    name = f"ε {float(options.pop('epsilon')):g}"
+    options = parse_pruner(setting)[1]
+    name = f"ε {options['epsilon']:g}"
     if "rung_ratio" in options:
-        name += f", rungs ×{float(options.pop('rung_ratio')):g}"
+        name += f", rungs ×{options['rung_ratio']:g}"
     if "epsilon_behind" in options:
-        name += f", behind {float(options.pop('epsilon_behind')):g}"
+        name += f", behind {options['epsilon_behind']:g}"
     return name
 
 
@@ -335,38 +354,91 @@ def tables(rows: list[dict[str, Any]]) -> str:
             )
         target = next(s["target"] for (ww, _), s in table.items() if ww == w)
         lines.append(f"| {w} | `{target}` | " + " | ".join(cells) + " |")
-    lines += [
+    lines += ["", *held_out_table(table, workloads), "", *settings_table(table, workloads)]
+    return "\n".join(lines)
+
+
+BASELINE_NAMES = {
+    "tpe/none": "convtune TPE, no pruner",
+    "optuna-tpe/none": "Optuna TPE",
+    "tpe/median": "TPE + MedianPruner (`pruner: median`)",
+    "tpe/hyperband": "TPE + Hyperband (`pruner: hyperband`)",
+}
+
+
+def held_out_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list[str]) -> list[str]:
+    """Per workload, the setting chosen on the others and what it did there (the README's table)."""
+    lines = [
+        "### Held out: the setting chosen on the other workloads",
         "",
-        "### Held out: epsilon chosen on the other workloads",
-        "",
-        "| workload | setting (chosen on the others) | hits: pruned / unpruned | cost-to-10%: pruned / unpruned "
-        "| × unpruned | best Optuna baseline (cost) | × best Optuna | trials stopped | near-best trials stopped "
-        "(by a forecast) | near-best configurations stopped by a forecast |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| held-out workload (target) | setting chosen on the others | hits within 10%: pruned / unpruned "
+        "| median cost-to-10% (full runs): pruned / unpruned | × unpruned | best seeded Optuna baseline "
+        "(hits, cost) | × best Optuna | trials stopped (by a forecast) | near-best configurations "
+        "(trials) stopped by a forecast |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for w in workloads:
         setting, passed = choose_setting(table, [x for x in workloads if x != w])
-        mine = table.get((w, f"tpe/{setting}"))
-        base = table.get((w, "tpe/none"))
+        mine, base = table.get((w, f"tpe/{setting}")), table.get((w, "tpe/none"))
         if mine is None or base is None:
             continue
         optuna_rows = [(m, table[(w, m)]) for m in OPTUNA if (w, m) in table]
         if optuna_rows:
-            best_name, best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"]))
-            vs_optuna = (
-                f"{best_name} ({best['hits']}/{best['seeds']}, {_fmt(best['cost'])}) "
-                f"| {_ratio(mine['cost'], best['cost'])}"
-            )
+            name, best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"]))
+            short = BASELINE_NAMES[name].split(" (")[0]
+            vs_optuna = f"{short} ({best['hits']}/{best['seeds']}, {_fmt(best['cost'])}) | {_ratio(mine['cost'], best['cost'])}"
         else:
             vs_optuna = "not run | –"
+        forecast_share = mine["stops_forecast"] / mine["stops"] if mine["stops"] else 0.0
         lines.append(
-            f"| {w} | {_setting_name(setting)}{'' if passed else ' (none passed)'} | {mine['hits']}/{mine['seeds']} / {base['hits']}/{base['seeds']} "
-            f"| {_fmt(mine['cost'])} / {_fmt(base['cost'])} | {_ratio(mine['cost'], base['cost'])} "
-            f"| {vs_optuna} "
-            f"| {mine['stopped']:.0%} | {mine['near_stopped']:.0%} ({mine['near_forecast_stopped']:.0%}) "
-            f"| {_share(mine['near_config_forecast_stopped'])} |"
+            f"| {w} (`{mine['target']}`) | {_setting_name(setting)}{'' if passed else ' (none passed: the safest)'} "
+            f"| {mine['hits']}/{mine['seeds']} / {base['hits']}/{base['seeds']} "
+            f"| {_fmt(mine['cost'])} / {_fmt(base['cost'])} | {_ratio(mine['cost'], base['cost'])} | {vs_optuna} "
+            f"| {mine['stopped']:.0%} ({forecast_share:.0%}) "
+            f"| {mine['near_configs_forecast']} of {mine['near_configs']} "
+            f"({mine['near_trials_forecast']} of {mine['near_trials']}) |"
         )
-    return "\n".join(lines)
+    return lines
+
+
+def settings_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list[str]) -> list[str]:
+    """Every baseline and setting on every workload (hits, median cost-to-10%), with the near-best
+    configurations each stopped over all workloads: by a forecast for convtune's pruner, for any
+    reason for the Optuna pruners."""
+    methods = [m for m in BASELINE_NAMES if any((w, m) in table for w in workloads)]
+    methods += [f"tpe/{s}" for s in SETTINGS if any((w, f"tpe/{s}") in table for w in workloads)]
+    lines = [
+        "### Every setting and baseline (hits, median cost-to-10% in full runs)",
+        "",
+        "| method | " + " | ".join(workloads) + " | near-best configurations stopped, all workloads |",
+        "|---|" + "---|" * (len(workloads) + 1),
+    ]
+    for m in methods:
+        rows = [table[(w, m)] for w in workloads if (w, m) in table]
+        cells = [
+            f"{table[(w, m)]['hits']}, {_fmt(table[(w, m)]['cost'])}" if (w, m) in table else ""
+            for w in workloads
+        ]
+        configs = sum(r["near_configs"] for r in rows)
+        if m.startswith("tpe/time_to_target"):
+            eps = epsilon_of(m[4:])
+            over = [
+                w
+                for w in workloads
+                if (w, m) in table and (table[(w, m)]["near_config_forecast_stopped"] or 0) > eps
+            ]
+            tail = f"{sum(r['near_configs_forecast'] for r in rows)} of {configs} by a forecast"
+            tail += f"; over ε on {', '.join(over)}" if over else ""
+            name = f"time_to_target, {_setting_name(m[4:])}"
+        else:
+            tail = (
+                f"{sum(r['near_configs_any'] for r in rows)} of {configs}"
+                if m in ("tpe/median", "tpe/hyperband")
+                else "–"
+            )
+            name = BASELINE_NAMES[m]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {tail} |")
+    return lines
 
 
 def _share(x: float | None) -> str:

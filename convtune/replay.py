@@ -414,6 +414,18 @@ def _load_replay_checkpoint(directory: str | None) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def parse_pruner(name: str) -> tuple[str, dict[str, float]]:
+    """A replay's pruner name split into the pruner and its options.
+
+    Example:
+        >>> parse_pruner("time_to_target:epsilon=0.03+rung_ratio=4")
+        ('time_to_target', {'epsilon': 0.03, 'rung_ratio': 4.0})
+    """
+    base, _, options = name.partition(":")
+    pairs = (item.partition("=") for item in options.split("+") if item)
+    return base, {key: float(value) for key, _, value in pairs}
+
+
 def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.pruners.BasePruner:
     """The pruner a replay names: a spec's pruner (``time_to_target``, ``none``, …) as a study
     would build it, ``time_to_target:epsilon=0.03`` for an option of convtune's pruner, or an
@@ -422,7 +434,7 @@ def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.prune
     from convtune.pruners import TimeToTargetPruner
     from convtune.study.objective import make_pruner
 
-    base, _, options = name.partition(":")
+    base, options = parse_pruner(name)
     if base == "hyperband":  # as ``pruner: hyperband`` builds it, with the grid's evaluations
         return GapPruner.hyperband(spec.target_spec, max(1, n_evals))
     if base == "sha":
@@ -430,11 +442,7 @@ def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.prune
     if options:
         if not base.startswith("time_to_target"):
             raise ConfigError(f"pruner {base!r} takes no options", where="--pruner")
-        overrides: dict[str, Any] = {}
-        for item in options.split("+"):
-            key, _, value = item.partition("=")
-            overrides[key] = float(value)
-        return TimeToTargetPruner.for_spec(spec.model_copy(update={"pruner": base}), **overrides)
+        return TimeToTargetPruner.for_spec(spec.model_copy(update={"pruner": base}), **options)
     try:
         return make_pruner(spec.model_copy(update={"pruner": base}))
     except Exception as exc:

@@ -327,13 +327,14 @@ class TimeToTargetPruner(BasePruner):
             bar, reason = self._cap(trial), "cannot-reach-by-max-cost"
         if not math.isfinite(bar):
             return PruneDecision(False, "no-bar", forecast, incumbent)
-        threshold = self._epsilon / self.n_rungs(trial, costs, bar)
+        rungs = self.n_rungs(trial, costs, bar)
+        threshold = self._epsilon / rungs
         probability = reach_probability(forecast, bar)
         steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
         if probability < threshold and not steady:
             return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
         if self._epsilon_behind > 0 and not steady:
-            behind_threshold = self._epsilon_behind / self.n_rungs(trial, costs, bar)
+            behind_threshold = self._epsilon_behind / rungs
             if probability < behind_threshold and _behind_median(
                 summaries, costs[-1], self._target.gap(values[-1])
             ):
