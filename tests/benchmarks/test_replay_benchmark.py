@@ -57,7 +57,8 @@ def test_replays_calibrate_per_workload_and_resume_from_a_gzip_results_file(tmp_
     assert sorted(r["method"] for r in rows) == sorted(METHODS)
     assert all(r["grid"] == WORKLOAD and r["seed"] == 0 and r["spent"] >= 2 for r in rows)
     assert f"| {WORKLOAD} | " in done.stdout  # the all-methods table
-    assert f"| {WORKLOAD} (`" in done.stdout  # the held-out table, with its counts
+    # The every-setting table, with its count of near-best configurations stopped (one workload:
+    # no other to choose a setting on, so no held-out row).
     assert "| time_to_target, ε 0.03 | " in done.stdout and " by a forecast |" in done.stdout
 
     again = _run(tmp_path, "--calibration-dir", str(folds), "--out", str(out))
