@@ -27,7 +27,9 @@ Scores, per workload and cut (cost = samples):
   largest gap between the mean forecast and the observed rate over deciles holding >= 30 cases;
 * the low tail of ``probability_before(t)`` (what a pruner stops on): how many forecasts fell
   below 0.002 and 0.01, and how many of those crossed by ``t`` all the same;
-* ms per call (CPU time of the raw and the calibrated stage, median).
+* ms per call (CPU time of the raw and the calibrated stage, median);
+* what a single reach threshold would trade ("never" among runs that reach against non-reaching
+  runs called so) and the ROC AUC of ``probability``: the limit of the calibrated probability.
 
 Usage::
 
@@ -271,6 +273,9 @@ class Case:
     raw_ms: dict[str, float] = field(default_factory=dict)
     calibrated_ms: dict[str, float] = field(default_factory=dict)
     forecasts: dict[str, Forecast] = field(default_factory=dict)
+    # Per calibrated method, the estimate if called reaching and if called "not within the run"
+    # (what another reach threshold would have said; None where no threshold applies).
+    calls: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     schedule_name: str = "?"
 
 
@@ -455,6 +460,16 @@ def fit_blends(cases: list[Case], method: str, cal: CrossingCalibration) -> dict
     }
 
 
+def both_calls(r: RawForecast, cal: CrossingCalibration) -> tuple[float, float, float]:
+    """``(probability, estimate if called reaching, estimate if called "not within the run")``:
+    the two estimates a reach threshold chooses between (see ``point_estimate``)."""
+    f = r.calibrated(cal)
+    costs, probs = np.asarray(f.cdf_costs), np.asarray(f.cdf_probs)
+    given_reach = blend_estimates(r.estimates_given_reach(costs, probs, f.probability), cal.blend(r.key))
+    reaching = point_estimate(costs, probs, f.probability, 0.0, float(given_reach[0]))
+    return f.probability, reaching, point_estimate(costs, probs, f.probability, math.inf)
+
+
 def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, float]:
     """Per situation (and pooled per head), the reach threshold of :func:`fit_threshold`: the
     largest under which at most 5% of the fitting cases that reach later (each workload weighing
@@ -464,18 +479,14 @@ def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> 
         r = case.raw[method]
         if r.final is not None or not math.isfinite(case.truth):
             continue
-        f = r.calibrated(cal)
-        costs, probs = np.asarray(f.cdf_costs), np.asarray(f.cdf_probs)
-        given_reach = blend_estimates(r.estimates_given_reach(costs, probs, f.probability), cal.blend(r.key))
-        conditional = point_estimate(costs, probs, f.probability, 0.0, float(given_reach[0]))
-        called = point_estimate(costs, probs, f.probability, math.inf)
+        probability, reaching, called = both_calls(r, cal)
         records.append(
             (
                 case.workload,
                 r.key,
-                f.probability,
+                probability,
                 not called <= 2 * case.truth,
-                not conditional <= 2 * case.truth,
+                not reaching <= 2 * case.truth,
             )
         )
     out: dict[str, float] = {}
@@ -621,6 +632,7 @@ def run_benchmark(
                 t0 = time.process_time()
                 c.forecasts[method] = c.raw[method].calibrated(cal)
                 c.calibrated_ms[method] = 1e3 * (time.process_time() - t0)
+                c.calls[method] = both_calls(c.raw[method], cal)[1:] if c.raw[method].final is None else None
         for cut in cuts:
             at = [c for c in cases_by[held] if c.cut == cut]
             for method in METHODS:
@@ -668,6 +680,57 @@ def by_schedule(held: list[Case], cuts: tuple[float, ...]) -> list[str]:
     return out
 
 
+TRADEOFF_THRESHOLDS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+
+
+def threshold_tradeoff(held: list[Case], names: list[str], cuts: tuple[float, ...], method: str) -> list[str]:
+    """What one reach threshold for every situation would trade, per cut: the share of runs
+    that reach later called "never" against the share of non-reaching runs called "not within
+    the run" (median over held-out workloads), and how well ``probability`` separates the two
+    kinds of run at all (ROC AUC of reaching within the run, median over workloads). A measured
+    limit of the calibrated probability, not a method: no threshold is chosen here."""
+    from sklearn.metrics import roc_auc_score
+
+    def estimate(c: Case, tau: float) -> float:
+        f, calls = c.forecasts[method], c.calls.get(method)
+        if calls is None:
+            return f.estimate
+        return calls[0] if f.probability > 0 and f.probability >= tau else calls[1]
+
+    out = [
+        f"\nOne reach threshold for all situations ({method}; median over held-out workloads of "
+        '"never" among runs that reach / non-reaching runs called "not within the run"; '
+        "the shipped thresholds are fitted per situation):\n"
+    ]
+    out.append("| threshold | " + " | ".join(f"{int(cut * 100)}%" for cut in cuts) + " |")
+    out.append("|---|" + "---|" * len(cuts))
+    for tau in TRADEOFF_THRESHOLDS:
+        cells = []
+        for cut in cuts:
+            never, called = [], []
+            for n in names:
+                at = [c for c in held if c.workload == n and c.cut == cut]
+                reach = [c for c in at if math.isfinite(c.truth)]
+                miss = [c for c in at if not math.isfinite(c.truth)]
+                if reach:
+                    never.append(float(np.mean([not estimate(c, tau) <= 2 * c.truth for c in reach])))
+                if miss:
+                    called.append(float(np.mean([not estimate(c, tau) <= c.horizon for c in miss])))
+            cells.append(f"{fmt(statistics.median(never), True)} / {fmt(statistics.median(called), True)}")
+        out.append(f"| {tau:.2f} | " + " | ".join(cells) + " |")
+    aucs = []
+    for cut in cuts:
+        per = []
+        for n in names:
+            at = [c for c in held if c.workload == n and c.cut == cut]
+            y = [c.truth <= c.horizon for c in at]
+            if 0 < sum(y) < len(y):
+                per.append(roc_auc_score(y, [c.forecasts[method].probability for c in at]))
+        aucs.append(f"{statistics.median(per):.2f} ({min(per):.2f}–{max(per):.2f})" if per else "–")
+    out.append("| ROC AUC of `probability` (worst–best workload) | " + " | ".join(aucs) + " |")
+    return out
+
+
 def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tuple[float, ...]) -> str:
     out: list[str] = []
     cols = [
@@ -704,6 +767,7 @@ def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tu
                 vals = [fmt(r.get(key, math.nan), pct) for key, _, pct in cols]
                 out.append(f"| {n} | {method} | " + " | ".join(vals) + " |")
     out += by_schedule(held, cuts)
+    out += threshold_tradeoff(held, names, cuts, "convtune")
     for method in CALIBRATED:
         pred = [c.forecasts[method].probability for c in held]
         obs = [float(c.truth <= c.horizon) for c in held]

@@ -8,6 +8,7 @@ command writes a calibration that convtune loads.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,15 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
     assert "Median error by LR schedule" in text
     assert "| cosine | " in text  # the corpus grids hold every schedule
     assert text == done.stdout.strip() + "\n"
+    # A higher reach threshold only ever calls more runs "not within the run": both shares rise.
+    rows = [line.split(" | ")[1:] for line in text.splitlines() if re.match(r"\| 0\.\d\d \| .*% / ", line)]
+    assert len(rows) >= 5
+    for column in range(2):
+        pairs = [[int(n) for n in re.findall(r"(\d+)%", row[column])] for row in rows]
+        assert all(len(pair) == 2 for pair in pairs)
+        for lower, higher in zip(pairs, pairs[1:], strict=False):
+            assert lower[0] <= higher[0] and lower[1] <= higher[1]
+    assert re.search(r"\| ROC AUC of `probability` .* \| 0\.\d\d \(", text)
 
     written, folds = tmp_path / "calibration.json", tmp_path / "heldout"
     done = _run(tmp_path, "--write-calibration", str(written), "--write-heldout-calibrations", str(folds))
