@@ -56,6 +56,9 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
         for lower, higher in zip(pairs, pairs[1:], strict=False):
             assert lower[0] <= higher[0] and lower[1] <= higher[1]
     assert re.search(r"\| ROC AUC of `probability` .* \| 0\.\d\d \(", text)
+    # The goals, each counted over the held-out workloads at each cut.
+    goals = [line for line in text.splitlines() if re.fullmatch(r"\| [^|]+ \| \d of 3 \| \d of 3 \|", line)]
+    assert len(goals) == 6 and any(line.startswith('| "never" ≤ 5%') for line in goals)
 
     written, folds = tmp_path / "calibration.json", tmp_path / "heldout"
     done = _run(tmp_path, "--write-calibration", str(written), "--write-heldout-calibrations", str(folds))
