@@ -49,7 +49,7 @@ def blow_ups(files: list[Path]) -> str:
         if workload is None:
             continue
         for case in fb.build_cases(workload, fb.CUTS):
-            if case.raw["convtune"].model != "blew-up":
+            if not case.raw["convtune"].blew_up:
                 continue
             reached = math.isfinite(case.truth)
             by_schedule[case.schedule_name].append(reached)

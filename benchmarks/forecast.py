@@ -404,7 +404,7 @@ def fit_calibration(
     cal = CrossingCalibration.fit(keys, raw, outcome, weight, fitted_on=sorted(fitted_on))
     # Each stage reads the forecasts of the ones before it: reach models, then blends, then thresholds.
     cal = replace(cal, reach=fit_reach_models(cases, method) if with_reach else {})
-    blown = [math.isfinite(c.truth) for c in cases if c.raw[method].model == "blew-up"]
+    blown = [math.isfinite(c.truth) for c in cases if c.raw[method].blew_up]
     cal = replace(cal, blow_up=fit_blow_up(blown))
     cal = replace(cal, blends=fit_blends(cases, method, cal))
     return replace(cal, thresholds=fit_thresholds(cases, method, cal))

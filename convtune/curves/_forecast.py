@@ -28,7 +28,7 @@ from convtune.curves._calibration import (
     default_calibration,
     situation,
 )
-from convtune.curves._measure import as_target, time_to_target
+from convtune.curves._measure import as_target, merge_repeats, time_to_target
 from convtune.curves._models import (
     Basis,
     Fit,
@@ -233,6 +233,10 @@ def point_estimate(
     return _inverse(costs, probs, 0.5 * (probability + reach))
 
 
+# The model label of a blown-up curve (see RawForecast.blew_up); users see it in Forecast.model.
+_BLEW_UP = "blew-up"
+
+
 def _hopeless(level: float, n: int) -> Forecast:
     return Forecast(math.inf, math.inf, math.inf, False, 0.0, level, True, "diverged", n)
 
@@ -347,6 +351,12 @@ class RawForecast:
             return np.zeros_like(np.asarray(costs, dtype=float))
         return np.searchsorted(self.draws, np.asarray(costs, dtype=float), side="right") / self.draws.size
 
+    @property
+    def blew_up(self) -> bool:
+        """Whether the curve improved, then ended twice above its start: judged in
+        :meth:`calibrated` from how often such curves recovered, not fitted."""
+        return self.model == _BLEW_UP
+
     def median_within(self) -> float:
         """The median of the draws that cross by the planned end (without one: at all);
         ``inf`` when no draw crosses by then."""
@@ -373,7 +383,7 @@ class RawForecast:
     def calibrated(self, calibration: CrossingCalibration | None = None) -> Forecast:
         cal = default_calibration() if calibration is None else calibration
         if self.final is not None:
-            return self._blown_up(cal) if self.final.model == "blew-up" else self.final
+            return self._blown_up(cal) if self.blew_up else self.final
         m = self.draws.size
         finite = self.draws[np.isfinite(self.draws)]
         idx = np.unique(np.linspace(0, finite.size - 1, min(_N_KNOTS, finite.size)).round().astype(int))
@@ -557,14 +567,10 @@ def raw_forecast(
     sign = 1.0 if tgt.lower_is_better else -1.0
     y, y_target = sign * v, sign * tgt.value
 
-    # Repeated costs: one point at their mean, so the fit never sees a vertical jump.
-    if c.size:
-        uc, inverse = np.unique(c, return_inverse=True)
-        y = np.bincount(inverse, weights=y) / np.bincount(inverse)
-        c = uc
+    c, y = merge_repeats(c, y)
     if _blew_up(y, noise_scale(y) if y.size else 0.0):
         # Judged in the calibrated stage, from how often such curves recovered (see calibrated).
-        blown = replace(_hopeless(level, n), model="blew-up")
+        blown = replace(_hopeless(level, n), model=_BLEW_UP)
         return RawForecast(blown, empty, c_last, horizon, key, blown.model, n, level)
 
     span = max(c_last, horizon or 0.0, 1e-12)

@@ -14,6 +14,20 @@ def as_target(target: Target | str) -> Target:
     return target if isinstance(target, Target) else Target.parse(target)
 
 
+def merge_repeats(c: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points at the same cost merged into one at their mean value, in cost order: a fit never
+    sees a vertical jump.
+
+    Example:
+        >>> merge_repeats(np.array([2.0, 1.0, 2.0]), np.array([3.0, 5.0, 1.0]))
+        (array([1., 2.]), array([5., 2.]))
+    """
+    if not c.size:
+        return c, y
+    unique, inverse = np.unique(c, return_inverse=True)
+    return unique, np.bincount(inverse, weights=y) / np.bincount(inverse)
+
+
 def time_to_target(
     costs: Sequence[float] | np.ndarray,
     values: Sequence[float] | np.ndarray,

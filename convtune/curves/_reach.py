@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from convtune.config.target import Target
-from convtune.curves._measure import as_target
+from convtune.curves._measure import as_target, merge_repeats
 from convtune.curves._models import noise_scale
 from convtune.curves._schedule import LRSchedule
 
@@ -94,9 +94,7 @@ class CurveSummary:
         ok = np.isfinite(c) & np.isfinite(v) & (c > 0)
         c, v = c[ok], v[ok]
         sign = 1.0 if tgt.lower_is_better else -1.0
-        if c.size:
-            c, inverse = np.unique(c, return_inverse=True)
-            v = np.bincount(inverse, weights=v) / np.bincount(inverse)
+        c, v = merge_repeats(c, v)
         if horizon is None and schedule is not None:
             horizon = schedule.horizon
         y, y_target = sign * v, sign * tgt.value
