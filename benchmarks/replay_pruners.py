@@ -284,7 +284,9 @@ def epsilon_of(setting: str) -> float:
     return parse_pruner(setting)[1]["epsilon"]
 
 
-def choose_setting(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequence[str]) -> tuple[str, bool]:
+def choose_setting(
+    table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequence[str], hit_failures: int = 0
+) -> tuple[str, bool]:
     """On the fitting workloads: the pruner setting with the lowest geometric-mean cost ratio to
     no pruning among those losing at most one seed's hit per workload and stopping at most
     epsilon of the near-best configurations by a forecast (the issue's measure; trials for rows
@@ -293,11 +295,15 @@ def choose_setting(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequenc
     median cost-to-10% that is a miss counts as the whole budget (the study spent it without
     settling on a near-best configuration), so a workload where no pruning misses in most seeds
     still weighs in; ties go to more hits, then the smaller epsilon. Settings not replayed on
-    every fitting workload are not candidates."""
+    every fitting workload are not candidates.
+
+    ``hit_failures``: on how many fitting workloads a setting may lose more than one seed's hit
+    (the tolerant rule, 1; the near-best promise is never relaxed). One workload's hits can turn
+    on one lucky recorded seed of a runner-up configuration (see ``docs/benchmarks.md``)."""
     best: tuple[float, int, float, str] | None = None
     for setting in SETTINGS:
         method, eps = f"tpe/{setting}", epsilon_of(setting)
-        ratios, hits, ok = [], 0, True
+        ratios, hits, ok, lost = [], 0, True, 0
         for w in fit_on:
             base, mine = table.get((w, "tpe/none")), table.get((w, method))
             if base is None:
@@ -306,10 +312,12 @@ def choose_setting(table: dict[tuple[str, str], dict[str, Any]], fit_on: Sequenc
                 ok = False
                 break
             # The pruner's promise: at most epsilon of the near-best trials stopped by a forecast.
-            ok &= mine["hits"] >= base["hits"] - 1 and _near_forecast(mine) <= eps
+            ok &= _near_forecast(mine) <= eps
+            lost += mine["hits"] < base["hits"] - 1
             hits += mine["hits"]
             budget = float(mine["budget"])
             ratios.append(min(mine["cost"], budget) / min(base["cost"], budget))
+        ok &= lost <= hit_failures
         score = float(np.exp(np.mean(np.log(ratios)))) if ratios else math.inf
         if ok and ratios and (best is None or (score, -hits, eps) < best[:3]):
             best = (score, -hits, eps, setting)
