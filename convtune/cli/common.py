@@ -25,3 +25,21 @@ StorageOpt = Annotated[
 def _say(message: str) -> None:
     """One line on stderr, as the user should read it (no rich markup or highlighting)."""
     err_console.print(f"convtune: {message}", markup=False, highlight=False, soft_wrap=True)
+
+
+def print_runner_up_hint(study_name: str, runners: list[dict[str, object]]) -> None:
+    """One line when an unconfirmed measured best has runners-up within seed noise of it."""
+    import shlex
+
+    from convtune.report.best import RUNNER_UP_MARGIN
+
+    if not runners:
+        return
+    n = len(runners)
+    shown = ", ".join(str(r["trial"]) for r in runners[:5]) + (", …" if n > 5 else "")
+    console.print(
+        f"[yellow]within seed noise:[/] {n} other configuration{'s' * (n != 1)} (trial{'s' * (n != 1)} "
+        f"{shown}) measured within {RUNNER_UP_MARGIN:.0%} of it; confirm before you export: "
+        f"convtune study confirm {shlex.quote(study_name)} --top {min(n + 1, 5)} --seeds 2",
+        soft_wrap=True,  # a command to copy: never broken across lines
+    )

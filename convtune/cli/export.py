@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from convtune.cli.common import StorageOpt, console
+from convtune.cli.common import StorageOpt, console, print_runner_up_hint
 from convtune.report.format import readable
 
 
@@ -46,6 +46,13 @@ def study_export(
     else:
         when = f", time to target {readable(float(ttt))} {doc.cost_unit}"
     console.print(f"exported {what} ({doc.source}{when}) as {format} to {path}")
+    if doc.source == "measured":
+        from convtune.report.best import measured_best, runners_up
+
+        best = measured_best(study)
+        if best is not None:
+            runners = [{"trial": t.number} for t in runners_up(study, best)]
+            print_runner_up_hint(study.study_name, runners)
     if format == "hf":
         from convtune.export import hf_exactness
 

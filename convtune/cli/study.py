@@ -14,7 +14,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from convtune.cli.common import StorageOpt, _say, console, err_console
+from convtune.cli.common import StorageOpt, _say, console, err_console, print_runner_up_hint
 from convtune.cli.export import study_export
 from convtune.cli.scaling import study_confirm, study_plot
 from convtune.report.format import describe_recipe, readable
@@ -595,6 +595,8 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
             f"{readable(best['time_to_target'])} {unit}{faster(best)}"
         )
         console.print(f"  {describe_recipe(best['recipe'])}")
+        if not report.get("confirmed"):
+            print_runner_up_hint(study.study_name, report["runners_up"])
     else:
         console.print(f"[bold yellow]no trial reached {spec.target} yet[/]")
         if report["best_forecast"]:

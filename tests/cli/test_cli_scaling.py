@@ -67,6 +67,16 @@ def test_baseline_best_confirm_plot(project: Path, capsys: pytest.CaptureFixture
             report["baseline"]["time_to_target"] / measured["time_to_target"], abs=0.006
         )
 
+    # Before confirm, the measured best is one seed's: other configurations within seed noise of
+    # it are named, with the command that re-runs them (`best` and `export` alike).
+    runners = report["runners_up"]
+    assert all(r["time_to_target"] <= 1.2 * measured["time_to_target"] for r in runners)
+    hint = f"convtune study confirm s --top {min(len(runners) + 1, 5)} --seeds 2"
+    for command in (("study", "best", "s"), ("study", "export", "s", "--format", "yaml", "-o", "m.yaml")):
+        code, out, err = cli(capsys, *command)
+        assert code == 0, err
+        assert ("within seed noise:" in out) == bool(runners) and (hint in out) == bool(runners)
+
     code, out, err = cli(capsys, "study", "confirm", "s", "--top", "1", "--seeds", "1")
     assert code == 0, err
     assert "predicted against measured" in out

@@ -257,6 +257,31 @@ def test_best_report_has_predicted_and_baseline_speedup() -> None:
     json.dumps(report, default=str)
 
 
+def test_runners_up_are_other_configurations_measured_within_seed_noise_of_the_best() -> None:
+    s = spec()
+    study = synthetic_study(s, [])
+    fast = {"peak_lr": 4e-3, "micro_batch_size": 16, "grad_accum_steps": 1}
+    add_trial(study, s, fast)
+    best = study.trials[-1].value
+
+    def at(params: dict[str, object], ratio: float) -> None:
+        # Noise that puts this configuration at ``ratio`` x the best's measured time.
+        scratch = synthetic_study(s, [])
+        add_trial(scratch, s, params)
+        add_trial(study, s, params, noise=math.log(ratio * best / scratch.trials[-1].value))
+
+    at(fast, 1.05)  # the best configuration again, on another seed: not a runner-up
+    close = {"peak_lr": 2e-3, "micro_batch_size": 16, "grad_accum_steps": 1}
+    at(close, 1.3)
+    at(close, 1.12)  # its fastest trial is what counts
+    at({"peak_lr": 8e-3, "micro_batch_size": 16, "grad_accum_steps": 1}, 1.35)  # beyond 20%
+    report = best_report(study, s)
+    assert report["measured"]["trial"] == 0
+    assert [r["trial"] for r in report["runners_up"]] == [3]
+    assert report["runners_up"][0]["time_to_target"] == pytest.approx(1.12 * best)
+    json.dumps(report, default=str)
+
+
 def test_confirmed_results_are_preferred_and_widen_intervals() -> None:
     from convtune.scaling import CONFIRMATIONS_ATTR, best_confirmed, confirm_id
 
