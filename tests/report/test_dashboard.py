@@ -19,6 +19,7 @@ import pytest
 from specs import TinyStudy, digits_spec
 
 from convtune.config.spec import StudySpec
+from convtune.report.best import measured_best, runners_up
 from convtune.report.dashboard import DashboardHooks
 from convtune.study import create_study, open_study, run_study
 
@@ -112,6 +113,10 @@ def test_dashboard_serves_trials_curves_attrs_note_and_plots(server: str, tiny_s
     assert "convtune study export tiny" in note
     # The study attributes describe the spec and the target.
     study, _ = open_study(tiny_study.name, tiny_study.url)
+    # Other configurations within seed noise of the best are named, with the confirm command.
+    close = runners_up(study, measured_best(study))
+    assert ("Within seed noise of it" in note) == bool(close)
+    assert ("convtune study confirm tiny --top" in note) == bool(close)
     assert study.user_attrs["target"] == "accuracy>=0.9" and study.user_attrs["cost_unit"] == "samples"
 
 

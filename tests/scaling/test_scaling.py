@@ -20,6 +20,7 @@ from convtune.config.recipe import Recipe
 from convtune.config.spec import StudySpec
 from convtune.export import select_document
 from convtune.report.best import best_report
+from convtune.report.dashboard import study_note
 from convtune.scaling import (
     CriticalBatchFit,
     ScalingModel,
@@ -280,6 +281,10 @@ def test_runners_up_are_other_configurations_measured_within_seed_noise_of_the_b
     assert [r["trial"] for r in report["runners_up"]] == [3]
     assert report["runners_up"][0]["time_to_target"] == pytest.approx(1.12 * best)
     json.dumps(report, default=str)
+    # optuna-dashboard's study note says the same, with the command that re-runs them.
+    note = study_note(study, s)
+    assert "Within seed noise of it" in note and "trial 3. Confirm" in note
+    assert f"convtune study confirm {study.study_name} --top 2 --seeds 2" in note
 
 
 def test_confirmed_results_are_preferred_and_widen_intervals() -> None:
