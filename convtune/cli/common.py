@@ -29,9 +29,7 @@ def _say(message: str) -> None:
 
 def print_runner_up_hint(study_name: str, runners: list[dict[str, object]]) -> None:
     """One line when an unconfirmed measured best has runners-up within seed noise of it."""
-    import shlex
-
-    from convtune.report.best import RUNNER_UP_MARGIN
+    from convtune.report.best import RUNNER_UP_MARGIN, confirm_command
 
     if not runners:
         return
@@ -40,6 +38,6 @@ def print_runner_up_hint(study_name: str, runners: list[dict[str, object]]) -> N
     console.print(
         f"[yellow]within seed noise:[/] {n} other configuration{'s' * (n != 1)} (trial{'s' * (n != 1)} "
         f"{shown}) measured within {RUNNER_UP_MARGIN:.0%} of it; confirm before you export: "
-        f"convtune study confirm {shlex.quote(study_name)} --top {min(n + 1, 5)} --seeds 2",
+        + confirm_command(study_name, n),
         soft_wrap=True,  # a command to copy: never broken across lines
     )

@@ -45,6 +45,13 @@ def runners_up(study: optuna.Study, best: FrozenTrial, margin: float = RUNNER_UP
     return sorted(fastest.values(), key=lambda t: t.value)
 
 
+def confirm_command(study_name: str, n_runners_up: int) -> str:
+    """The command that re-runs the measured best and its runners-up on fresh seeds."""
+    import shlex
+
+    return f"convtune study confirm {shlex.quote(study_name)} --top {min(n_runners_up + 1, 5)} --seeds 2"
+
+
 def best_forecast(study: optuna.Study) -> FrozenTrial | None:
     """The unreached trial with the best forecast, for studies where nothing reached yet."""
     candidates = [

@@ -143,7 +143,7 @@ def _value_legend(spec: StudySpec, unit: str) -> str:
 def study_note(study: optuna.Study, spec: StudySpec) -> str:
     """The markdown summary optuna-dashboard shows on the study page."""
     from convtune.config.record import cost_unit
-    from convtune.report.best import RUNNER_UP_MARGIN, measured_best, runners_up
+    from convtune.report.best import RUNNER_UP_MARGIN, confirm_command, measured_best, runners_up
     from convtune.scaling import best_confirmed
 
     unit = cost_unit(spec.cost)
@@ -168,7 +168,7 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
             lines.append(
                 f"Within seed noise of it (other configurations within {RUNNER_UP_MARGIN:.0%}, one seed each): "
                 f"trial {', '.join(str(t.number) for t in close[:5])}. Confirm before you export: "
-                f"`convtune study confirm {study.study_name} --top {min(len(close) + 1, 5)} --seeds 2`."
+                f"`{confirm_command(study.study_name, len(close))}`."
             )
     else:
         lines.append(f"**Best measured:** no trial reached `{spec.target}` yet.")
