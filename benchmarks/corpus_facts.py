@@ -1,4 +1,4 @@
-"""Three facts about the curve corpus that convtune's defaults rest on, printed as tables.
+"""Four facts about the curve corpus that convtune's defaults rest on, printed as tables.
 
 * **Blow-ups that recovered.** Of the prefixes the forecaster calls blown up (improved, then
   ended twice above their start; cut at 10/25/50% of the planned run as in
@@ -8,6 +8,9 @@
 * **Seed spread.** For configurations recorded with several seeds, how far each seed's
   time-to-target lies from the configuration's median (targets as in
   ``benchmarks/replay_pruners.py``): what ``TimeToTargetPruner``'s default margin stands for.
+* **Runners-up with a lucky seed.** Configurations whose true time-to-target (the median over
+  their seeds) lies outside 10% of the best but one of whose seeds beats the best: a study that
+  draws that seed picks them (what ``convtune study best`` warns of, and ``confirm`` fixes).
 * **Equal-cost comparisons at the first rung.** For every pair of a run and a run that reached
   the target (a would-be incumbent, not yet there), at the run's 2nd evaluation (the pruner's
   first rung): when the run's distance to the target is at least 2x (5x) the incumbent's at
@@ -98,6 +101,38 @@ def seed_spread(files: list[Path]) -> str:
     return "\n".join(lines)
 
 
+def lucky_runners_up(files: list[Path]) -> str:
+    """Per workload, the configurations outside 10% of the best (true time-to-target: the median
+    over their recorded seeds) with a recorded seed that beats the best configuration's own
+    median: whenever a study draws that seed, the study's pick (its fastest measured trial) is
+    that configuration, and the study misses however well it searched."""
+    lines = [
+        "| workload | best configuration's seeds (× its median) | lucky runners-up: seeds (× the best), true (× the best) |",
+        "|---|---|---|",
+    ]
+    for path in files:
+        grid = load_grid(path)
+        target = Target.parse(rp.pick_target(grid, 0.3))
+        times = {
+            key: [time_to_target(r.costs("samples"), r.metric, target) for r in runs]
+            for key, runs in grid.configurations.items()
+        }
+        truth = {key: float(np.median(ts)) for key, ts in times.items()}
+        best_key = min(truth, key=lambda k: truth[k])
+        best = truth[best_key]
+        lucky = [
+            key
+            for key, ts in times.items()
+            if truth[key] > 1.1 * best and min(ts) < best and math.isfinite(min(ts))
+        ]
+        shown = "; ".join(
+            f"{', '.join(f'{t / best:.3g}' for t in sorted(times[k]))} ({truth[k] / best:.3g})" for k in lucky
+        )
+        own = ", ".join(f"{t / best:.3g}" for t in sorted(times[best_key]))
+        lines.append(f"| {grid.workload} | {own} | {shown or 'none'} |")
+    return "\n".join(lines)
+
+
 FIRST_RUNG = 2
 
 
@@ -147,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     print(blow_ups(files))
     print("\n### Seed spread of time-to-target\n")
     print(seed_spread(files))
+    print("\n### Runners-up with a lucky seed\n")
+    print(lucky_runners_up(files))
     print("\n### Equal-cost comparisons at the first rung\n")
     print(equal_cost_pairs(files))
     return 0

@@ -465,6 +465,31 @@ def fresh_seed_table(
     return lines
 
 
+def misses_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Per workload and method: studies that found (trained) a near-best configuration and still
+    missed, and what they picked instead (its true time-to-target over the best's, the most
+    common first): a miss of a study that found the winner is the pick's noise, not a stop."""
+    from collections import Counter
+
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["grid"], row["method"]), []).append(row)
+    lines = [
+        "### Studies that found a near-best configuration and missed: what they picked",
+        "",
+        "| workload | method | hits | found | found, missed | their picks (× the best's true time: studies) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (w, m), group in sorted(groups.items()):
+        found = [r for r in group if r["near_best_trials"] > 0]
+        missed = [r for r in found if not r["hit"]]
+        picks = Counter(f"{r['pick_ratio']:.3g}" if r["pick_ratio"] is not None else "none" for r in missed)
+        shown = ", ".join(f"{ratio}: {n}" for ratio, n in picks.most_common(3)) or "–"
+        hits = sum(bool(r["hit"]) for r in group)
+        lines.append(f"| {w} | {m} | {hits}/{len(group)} | {len(found)} | {len(missed)} | {shown} |")
+    return lines
+
+
 def settings_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list[str]) -> list[str]:
     """Every baseline and setting on every workload (hits, median cost-to-10%), with the near-best
     configurations each stopped over all workloads: by a forecast for convtune's pruner, for any
@@ -539,6 +564,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--table-only", action="store_true")
     parser.add_argument(
+        "--misses",
+        action="store_true",
+        help="also print what studies that found a near-best configuration but missed picked instead",
+    )
+    parser.add_argument(
         "--fresh-seeds",
         type=int,
         default=0,
@@ -557,6 +587,8 @@ def main(argv: list[str] | None = None) -> int:
         and (not args.workloads or r["grid"] in args.workloads)
     ]
     print(tables(rows))
+    if args.misses:
+        print("\n" + "\n".join(misses_table(rows)))
     if args.fresh_seeds:
         fresh = [
             r
