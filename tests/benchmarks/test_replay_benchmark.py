@@ -62,9 +62,13 @@ def test_replays_calibrate_per_workload_and_resume_from_a_gzip_results_file(tmp_
     # no other to choose a setting on, so no held-out row).
     assert "| time_to_target, ε 0.03 | " in done.stdout and " by a forecast |" in done.stdout
 
-    again = _run(tmp_path, "--calibration-dir", str(folds), "--out", str(out))
+    again = _run(tmp_path, "--calibration-dir", str(folds), "--out", str(out), "--misses")
     assert again.returncode == 0, again.stderr[-2000:]
     assert "0 studies to run" in again.stderr
+    # What studies that found a near-best configuration and still missed picked instead.
+    misses = again.stdout.split("### Studies that found a near-best configuration and missed")[1]
+    for method in METHODS:
+        assert f"| {WORKLOAD} | {method} | " in misses
     with gzip.open(out, "rt") as f:
         assert len(f.readlines()) == len(rows)
 
