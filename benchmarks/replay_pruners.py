@@ -36,6 +36,7 @@ import importlib.util
 import json
 import math
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -469,8 +470,6 @@ def misses_table(rows: list[dict[str, Any]]) -> list[str]:
     """Per workload and method: studies that found (trained) a near-best configuration and still
     missed, and what they picked instead (its true time-to-target over the best's, the most
     common first): a miss of a study that found the winner is the pick's noise, not a stop."""
-    from collections import Counter
-
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["grid"], row["method"]), []).append(row)
@@ -579,28 +578,25 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or HERE / "data" / f"replay_pruners_b{args.budget:g}.jsonl")
     if not args.table_only:
         run(args, out)
-    rows = [
-        r
-        for r in read_rows(out)
-        if r["budget"] == args.budget
-        and r["seed"] < args.seeds  # the tables are over seeds 0 … --seeds - 1
-        and (not args.workloads or r["grid"] in args.workloads)
-    ]
+    stored = read_rows(out)
+
+    def seeds_in(lo: int, hi: int) -> list[dict[str, Any]]:
+        return [
+            r
+            for r in stored
+            if r["budget"] == args.budget
+            and lo <= r["seed"] < hi
+            and (not args.workloads or r["grid"] in args.workloads)
+        ]
+
+    rows = seeds_in(0, args.seeds)  # the tables are over seeds 0 … --seeds - 1
     print(tables(rows))
     if args.misses:
         print("\n" + "\n".join(misses_table(rows)))
     if args.fresh_seeds:
-        fresh = [
-            r
-            for r in read_rows(out)
-            if r["budget"] == args.budget
-            and args.seeds <= r["seed"] < args.seeds + args.fresh_seeds
-            and (not args.workloads or r["grid"] in args.workloads)
-        ]
-        table = summary(rows)
+        table, window = summary(rows), (args.seeds, args.seeds + args.fresh_seeds)
         workloads = sorted({w for w, _ in table})
-        window = (args.seeds, args.seeds + args.fresh_seeds)
-        print("\n" + "\n".join(fresh_seed_table(table, summary(fresh), workloads, window)))
+        print("\n" + "\n".join(fresh_seed_table(table, summary(seeds_in(*window)), workloads, window)))
     return 0
 
 
