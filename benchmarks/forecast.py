@@ -286,12 +286,15 @@ CACHE_DIR = Path.home() / ".cache" / "convtune-forecast-bench"
 
 
 def _code_digest() -> str:
-    """What the raw stage depends on: the curve models and the raw forecast's own code."""
+    """What the raw stage depends on: the curve models, the raw forecast's own code, and the
+    numerical libraries under them (a new numpy or scipy moves a few fits in the last digits)."""
     import inspect
+
+    import scipy
 
     import convtune.curves._forecast as fc
 
-    h = hashlib.sha1()
+    h = hashlib.sha1(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
     folder = Path(fc.__file__).parent
     for name in ("_models.py", "_schedule.py", "_measure.py", "_prior.py"):
         h.update((folder / name).read_bytes())
