@@ -476,8 +476,9 @@ def misses_table(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
         "### Studies that found a near-best configuration and missed: what they picked",
         "",
-        "| workload | method | hits | found | found, missed | their picks (× the best's true time: studies) |",
-        "|---|---|---|---|---|---|",
+        "| workload | method | trials trained per study (mean) | hits | found | found, missed "
+        "| their picks (× the best's true time: studies) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for (w, m), group in sorted(groups.items()):
         found = [r for r in group if r["near_best_trials"] > 0]
@@ -485,7 +486,10 @@ def misses_table(rows: list[dict[str, Any]]) -> list[str]:
         picks = Counter(f"{r['pick_ratio']:.3g}" if r["pick_ratio"] is not None else "none" for r in missed)
         shown = ", ".join(f"{ratio}: {n}" for ratio, n in picks.most_common(3)) or "–"
         hits = sum(bool(r["hit"]) for r in group)
-        lines.append(f"| {w} | {m} | {hits}/{len(group)} | {len(found)} | {len(missed)} | {shown} |")
+        trained = float(np.mean([r["trained"] for r in group]))
+        lines.append(
+            f"| {w} | {m} | {trained:.1f} | {hits}/{len(group)} | {len(found)} | {len(missed)} | {shown} |"
+        )
     return lines
 
 
