@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import optuna
@@ -47,8 +48,6 @@ def runners_up(study: optuna.Study, best: FrozenTrial, margin: float = RUNNER_UP
 
 def confirm_command(study_name: str, n_runners_up: int) -> str:
     """The command that re-runs the measured best and its runners-up on fresh seeds."""
-    import shlex
-
     return f"convtune study confirm {shlex.quote(study_name)} --top {min(n_runners_up + 1, 5)} --seeds 2"
 
 
