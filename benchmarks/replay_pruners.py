@@ -457,6 +457,7 @@ def fresh_seed_table(
                 f"| {mine['near_configs_forecast']} of {mine['near_configs']} |"
             )
     lines.append("")
+    lines.append(_setting_against_setting(fresh, workloads, f"tpe/{SETTINGS[-2]}", f"tpe/{SETTINGS[0]}"))
     for rule, (hits, near, finite, cheap) in met.items():
         lines.append(
             f"- {rule} rule: hits ≥ unpruned − 1 on {hits} of {len(workloads)}; near-best configurations "
@@ -464,6 +465,32 @@ def fresh_seed_table(
             f"{cheap} of the {finite} where unpruned convtune hits in most seeds"
         )
     return lines
+
+
+def _setting_against_setting(
+    table: dict[tuple[str, str], dict[str, Any]], workloads: list[str], mine: str, other: str
+) -> str:
+    """One line: ``mine`` against ``other`` on the workloads where both ran (hits, near-best
+    configurations stopped by a forecast, median cost-to-10% where both are finite)."""
+    both = [w for w in workloads if (w, mine) in table and (w, other) in table]
+    if not both:
+        return f"- {_setting_name(mine[4:])} against {_setting_name(other[4:])}: not both replayed"
+    a, b = [table[(w, mine)] for w in both], [table[(w, other)] for w in both]
+    hits = sum(x["hits"] >= y["hits"] for x, y in zip(a, b, strict=True))
+    ratios = [
+        x["cost"] / y["cost"] for x, y in zip(a, b, strict=True) if math.isfinite(x["cost"] + y["cost"])
+    ]
+    cost = (
+        f"{min(ratios):.2f}–{max(ratios):.2f}× the cost on the {len(ratios)} where both are finite"
+        if ratios
+        else "no finite costs"
+    )
+    return (
+        f"- {_setting_name(mine[4:])} against {_setting_name(other[4:])}: as many hits or more on {hits} of "
+        f"{len(both)}; near-best configurations stopped by a forecast {sum(x['near_configs_forecast'] for x in a)} "
+        f"of {sum(x['near_configs'] for x in a)} (against {sum(y['near_configs_forecast'] for y in b)} of "
+        f"{sum(y['near_configs'] for y in b)}); {cost}"
+    )
 
 
 def misses_table(rows: list[dict[str, Any]]) -> list[str]:

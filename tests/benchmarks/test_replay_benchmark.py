@@ -130,3 +130,4 @@ def test_fold_choices_are_measured_on_seeds_no_choice_saw() -> None:
     assert not any("not replayed" in line for line in rows)
     assert all(line.split(" | ")[3].count("/20") == 2 for line in rows)  # hits out of 20 fresh seeds
     assert "- strict rule: hits ≥ unpruned − 1 on " in fresh and "- tolerant rule: " in fresh
+    assert "- ε 0.01, behind 0.1 against ε 0.01: as many hits or more on " in fresh
