@@ -159,7 +159,13 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     grid = load_grid(job["path"])
     spec = replay_spec(grid, {"target": job["target"]})
     row = replay_study(
-        grid, spec, seed=job["seed"], budget=job["budget"], pruner=job["pruner"], sampler=job["sampler"]
+        grid,
+        spec,
+        seed=job["seed"],
+        budget=job["budget"],
+        pruner=job["pruner"],
+        sampler=job["sampler"],
+        confirm_seeds=job.get("confirm", 0),
     )
     row["method"] = f"{job['sampler']}/{job['pruner']}"
     return row
@@ -167,7 +173,11 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, out: Path) -> None:
     register_schedules(args.schedules)
-    done = {(row["grid"], row["method"], row["seed"], row["budget"]) for row in read_rows(out)}
+    done = {
+        (row["grid"], row["method"], row["seed"], row["budget"])
+        for row in read_rows(out)
+        if not args.confirm or "confirm_hit" in row  # a row without the confirm step does not count
+    }
     methods = list(BASELINES) + [(setting, "tpe") for setting in SETTINGS]
     if args.methods:
         methods = [m for m in methods if f"{m[1]}/{m[0]}" in args.methods]
@@ -191,6 +201,7 @@ def run(args: argparse.Namespace, out: Path) -> None:
                             "sampler": sampler,
                             "schedules": args.schedules,
                             "calibration": calibration_for(args, grid.workload),
+                            "confirm": args.confirm,
                         }
                     )
     jobs.sort(key=lambda j: (j["seed"], j["path"]))  # all workloads' seed 0 first: tables fill evenly
@@ -520,6 +531,44 @@ def misses_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def confirm_table(rows: list[dict[str, Any]], before: list[dict[str, Any]] | None = None) -> list[str]:
+    """Per workload and method, rows replayed with the confirm step (``--confirm``): the search's
+    hits, the hits after confirming the measured best and its runners-up on more seeds, and what
+    the confirm runs cost. ``before``: rows of the same studies without the step (another
+    results file), to check that the search itself replayed the same (a repeat's seed is now
+    drawn among the least-drawn; it was drawn with replacement)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if "confirm_hit" in row:
+            groups.setdefault((row["grid"], row["method"]), []).append(row)
+    if not groups:
+        return []
+    lines = [
+        "### The confirm step: the measured best and its runners-up on more seeds",
+        "",
+        "| workload | method | hits: search | hits: after confirm | found | confirm cost (full runs, "
+        "mean per study) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (w, m), group in sorted(groups.items()):
+        hits = sum(bool(r["hit"]) for r in group)
+        confirmed = sum(bool(r["confirm_hit"]) for r in group)
+        found = sum(r["near_best_trials"] > 0 for r in group)
+        cost = float(np.mean([r["confirm_spent"] for r in group]))
+        lines.append(f"| {w} | {m} | {hits}/{len(group)} | {confirmed}/{len(group)} | {found} | {cost:.1f} |")
+    if before is not None:
+        old = {(r["grid"], r["method"], r["seed"], r["budget"]): r for r in before}
+        keys = ("hit", "cost_to_10", "spent", "trials", "trained", "pick_ratio")
+        pairs = [
+            (r, old[k])
+            for r in rows
+            if "confirm_hit" in r and (k := (r["grid"], r["method"], r["seed"], r["budget"])) in old
+        ]
+        same = sum(all(r[k] == o.get(k) for k in keys) for r, o in pairs)
+        lines += ["", f"Search replayed the same as in the earlier rows: {same} of {len(pairs)} studies."]
+    return lines
+
+
 def settings_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list[str]) -> list[str]:
     """Every baseline and setting on every workload (hits, median cost-to-10%), with the near-best
     configurations each stopped over all workloads: by a forecast for convtune's pruner, for any
@@ -605,6 +654,18 @@ def main(argv: list[str] | None = None) -> int:
         help="also measure each fold's choice (made on seeds 0 … --seeds - 1) on the next N seeds, "
         "which no choice saw (run them first with a larger --seeds)",
     )
+    parser.add_argument(
+        "--confirm",
+        type=int,
+        default=0,
+        help="after each study's budget, confirm its measured best and runners-up on N more seeds "
+        "each, as `convtune study confirm --measured --seeds N` (use its own --out)",
+    )
+    parser.add_argument(
+        "--compare-with",
+        default=None,
+        help="results file of the same studies without --confirm: check the search replayed the same",
+    )
     args = parser.parse_args(argv)
     out = Path(args.out or HERE / "data" / f"replay_pruners_b{args.budget:g}.jsonl")
     if not args.table_only:
@@ -624,6 +685,9 @@ def main(argv: list[str] | None = None) -> int:
     print(tables(rows))
     if args.misses:
         print("\n" + "\n".join(misses_table(rows)))
+    before = read_rows(Path(args.compare_with)) if args.compare_with else None
+    if confirmed := confirm_table(rows, before):
+        print("\n" + "\n".join(confirmed))
     if args.fresh_seeds:
         table, window = summary(rows), (args.seeds, args.seeds + args.fresh_seeds)
         workloads = sorted({w for w, _ in table})

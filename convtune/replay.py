@@ -23,6 +23,7 @@ import math
 import statistics
 import tempfile
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -52,6 +53,9 @@ from convtune.training.engine import EngineConfig, Progress, RunResult
 GRID_VERSION = 1
 NEAR_BEST = 0.10
 """A configuration is near-best when its true time-to-target is within 10% of the grid's best."""
+CONFIRM_TOP = 5
+"""At most this many configurations (the measured best and its runners-up) in a replay's confirm
+step, as the command ``convtune study best`` suggests (``--top`` at most 5)."""
 
 SAMPLERS = ("tpe", "random", "gp", "optuna-tpe")
 _RECIPE_FIELDS = set(Recipe.model_fields) | {"optimizer", "global_batch_size"}
@@ -327,7 +331,8 @@ class ReplayExecutor:
     """An :class:`convtune.study.Executor` that replays recorded curves instead of training.
 
     Each ``run`` snaps the recipe to the nearest recorded configuration and draws one of its
-    recorded seeds (from ``seed``, so a replay is reproducible), then streams the recorded
+    recorded seeds (from ``seed``, so a replay is reproducible; with ``fresh_seeds`` one of those
+    drawn least often for it so far), then streams the recorded
     evaluations as :class:`Progress` records: the caller's stop decision ends the run
     (``stopped``), so does ``config.max_cost`` (``budget``, at the first evaluation at or past
     it) and a non-finite metric or the end of a diverged run (``diverged``). ``last`` holds the
@@ -343,6 +348,11 @@ class ReplayExecutor:
         self.grid = load_grid(grid)
         self._rng = np.random.default_rng(seed)
         self.last: tuple[ConfigKey, int] | None = None
+        self._drawn: dict[ConfigKey, Counter[int]] = {}
+        # Off: any recorded seed, drawn with replacement (what every stored replay row used).
+        # On (a replay's confirm step): one of the seeds drawn least often for the configuration
+        # so far, as a repeat on a fresh seed trains another curve, not the same one again.
+        self.fresh_seeds = False
 
     def run(self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]) -> RunResult:
         paused = _load_replay_checkpoint(config.checkpoint_dir)
@@ -352,7 +362,12 @@ class ReplayExecutor:
         else:
             key = self.grid.snap(self.grid.knobs_of(recipe))
             runs = self.grid.configurations[key]
+            drawn = self._drawn.setdefault(key, Counter())
+            if self.fresh_seeds:
+                fewest = min(drawn[r.seed] for r in runs)
+                runs = [r for r in runs if drawn[r.seed] == fewest]
             run = runs[int(self._rng.integers(len(runs)))]
+        self._drawn.setdefault(key, Counter())[run.seed] += 1
         self.last = (key, run.seed)
         curve, metric = run.curve, run.metric
         costs = run.costs(config.cost)
@@ -501,6 +516,7 @@ def replay_study(
     sampler: str = "tpe",
     max_trials: int | None = None,
     resume: bool = True,
+    confirm_seeds: int = 0,
 ) -> dict[str, Any]:
     """Run one seeded study over ``grid`` until ``budget`` full runs are spent; one result row.
 
@@ -514,12 +530,26 @@ def replay_study(
     (the default) stopped trials keep a checkpoint and a repeat of a stopped configuration
     resumes it, as in a study with ``checkpoint_dir``:
     only what it trains past the stop is spent again; ``resumed`` counts such trials.
+
+    With ``confirm_seeds`` > 0 the study then does what ``convtune study confirm --measured``
+    does: its measured best and runners-up (at most :data:`CONFIRM_TOP` configurations) run
+    ``confirm_seeds`` more times each, unpruned, on the seeds the study drew least often for
+    them; the row adds ``confirm_hit`` (the product's confirmed pick,
+    :func:`convtune.scaling.best_confirmed`, or the measured one when none is confirmed, is
+    near-best), ``confirm_spent`` (full runs the confirm runs cost) and ``confirm_pick_ratio``.
     """
     with tempfile.TemporaryDirectory(prefix="convtune-replay-") as checkpoints:
         if resume and not spec.checkpoint_dir:
             spec = spec.model_copy(update={"checkpoint_dir": checkpoints})
         return _replay_study(
-            grid, spec, seed=seed, budget=budget, pruner=pruner, sampler=sampler, max_trials=max_trials
+            grid,
+            spec,
+            seed=seed,
+            budget=budget,
+            pruner=pruner,
+            sampler=sampler,
+            max_trials=max_trials,
+            confirm_seeds=confirm_seeds,
         )
 
 
@@ -532,6 +562,7 @@ def _replay_study(
     pruner: str,
     sampler: str,
     max_trials: int | None,
+    confirm_seeds: int = 0,
 ) -> dict[str, Any]:
     from convtune.study.objective import RESUMED_AT_ATTR, RESUMED_FROM_ATTR, Objective
 
@@ -568,23 +599,34 @@ def _replay_study(
                 configs[trial.number] = configs[twin]
         return value
 
+    def stored(number: int) -> optuna.trial.FrozenTrial:
+        # One trial alone (``study.trials`` deep-copies them all: quadratic in a study).
+        return study._storage.get_trial(
+            study._storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
+        )
+
     spent, cost_to_10 = 0.0, math.inf
     limit = max_trials if max_trials is not None else int(50 * budget) + 50
     events: list[tuple[float, bool]] = []
     measured: tuple[float, int] | None = None
     n_trials = 0
-    while spent < budget and n_trials < limit:
+
+    def run_one(number: int) -> tuple[optuna.trial.FrozenTrial, float]:
+        """Run the next trial (it will be number ``number``); it and the full runs it spent."""
         study.optimize(tracked, n_trials=1, catch=(Exception,))
-        n_trials += 1
-        # The latest trial alone (``study.trials`` deep-copies them all: quadratic in a study).
-        trial = study._storage.get_trial(
-            study._storage.get_trial_id_from_study_id_trial_number(study._study_id, n_trials - 1)
-        )
+        trial = stored(number)
         record = TrialRecord.of(trial)
-        if record.status in TRAINED:
-            total = float(record.attrs.get("samples" if spec.cost == "samples" else "train_seconds") or 0.0)
-            # A resumed trial's totals include what the stopped trial it continues had spent.
-            spent += (total - float(record.attrs.get(RESUMED_AT_ATTR) or 0.0)) / full_run
+        if record.status not in TRAINED:
+            return trial, 0.0
+        total = float(record.attrs.get("samples" if spec.cost == "samples" else "train_seconds") or 0.0)
+        # A resumed trial's totals include what the stopped trial it continues had spent.
+        return trial, (total - float(record.attrs.get(RESUMED_AT_ATTR) or 0.0)) / full_run
+
+    while spent < budget and n_trials < limit:
+        trial, cost = run_one(n_trials)
+        n_trials += 1
+        spent += cost
+        record = TrialRecord.of(trial)
         if record.reached and trial.value is not None:
             if measured is None or trial.value < measured[0]:
                 measured = (trial.value, trial.number)
@@ -606,6 +648,30 @@ def _replay_study(
     for t in near_stopped:
         near_configs[json.dumps(list(configs[t.number]))].append(str(t.reason))
     pick = configs.get(measured[1]) if measured else None
+    confirmed: dict[str, Any] = {}
+    if confirm_seeds > 0:
+        from convtune.report.best import runners_up
+        from convtune.scaling import best_confirmed, enqueue_measured_confirmations
+
+        confirm_pick, confirm_spent = pick, 0.0
+        if measured is not None:
+            best_trial = stored(measured[1])
+            chosen = [best_trial, *runners_up(study, best_trial)][:CONFIRM_TOP]
+            plans = enqueue_measured_confirmations(study, chosen, spec, confirm_seeds)
+            study.pruner = optuna.pruners.NopPruner()  # confirm runs are unpruned, as the CLI's
+            executor.fresh_seeds = True
+            for i in range(len(plans) * confirm_seeds):
+                confirm_spent += run_one(n_trials + i)[1]
+            done = best_confirmed(study)
+            if done is not None:
+                confirm_pick = configs.get(done["trials"][0], pick)
+        confirmed = {
+            "confirm_hit": confirm_pick in near_best,
+            "confirm_spent": confirm_spent,
+            "confirm_pick_ratio": truth[confirm_pick] / best
+            if confirm_pick is not None and best > 0
+            else math.inf,
+        }
     return {
         "grid": grid.workload,
         "target": spec.target,
@@ -627,6 +693,7 @@ def _replay_study(
         "stop_reasons": [t.reason for t in stopped],
         "near_best_stop_reasons": [t.reason for t in near_stopped],
         "near_best_configurations": near_configs,
+        **confirmed,
     }
 
 

@@ -29,9 +29,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("convtune.execution",),  # executors, ranks, channel, session, follow
     ("convtune.storage",),  # storages, leases
     ("convtune.study",),  # objective, outcome, run loop, workers
-    ("convtune.replay",),  # tuner replays: the recorded-curve executor and studies over grids
     ("convtune.scaling",),
     ("convtune.report",),  # best, dashboard, plots
+    ("convtune.replay",),  # tuner replays: the recorded-curve executor, studies over grids, confirm
     ("convtune.export",),
     ("convtune.integrations",),  # Trainer / Lightning callbacks (optional extras)
     ("convtune.cli",),

@@ -33,32 +33,61 @@ WriteSpaceOpt = Annotated[
 
 def study_confirm(
     name: Annotated[str, typer.Argument(help="Study to confirm.")],
-    top: Annotated[int, typer.Option("--top", help="How many predicted-fastest configurations to run.")] = 3,
+    top: Annotated[
+        int,
+        typer.Option("--top", help="How many configurations to run (with --measured: at most this many)."),
+    ] = 3,
     seeds: Annotated[int, typer.Option("--seeds", help="Full runs (seeds) per configuration.")] = 2,
+    measured: Annotated[
+        bool,
+        typer.Option(
+            "--measured",
+            help="Run the measured best and the configurations measured within 20% of it (one seed "
+            "each cannot tell them apart) instead of the predicted fastest.",
+        ),
+    ] = False,
     storage: StorageOpt = None,
 ) -> None:
     """Run the top-K predicted configurations to the target, N seeds each, unpruned.
 
-    Predicted against measured, with the seed spread, is recorded in the study; ``best`` then
-    prefers confirmed results.
+    With ``--measured``, the measured best and its runners-up instead: what ``study best`` asks
+    for when configurations lie within seed noise of the fastest. Predicted (or the search's
+    one-seed measurement) against measured, with the seed spread, is recorded in the study;
+    ``best`` and ``export`` then prefer confirmed results.
     """
     import optuna
 
     from convtune.config.record import cost_unit
+    from convtune.errors import StudyError
+    from convtune.report.best import measured_best, runners_up
     from convtune.report.dashboard import DashboardHooks
-    from convtune.scaling import best_confirmed, confirmations, enqueue_confirmations
+    from convtune.scaling import (
+        best_confirmed,
+        confirmations,
+        enqueue_confirmations,
+        enqueue_measured_confirmations,
+    )
     from convtune.study import open_study, run_study
 
     study, spec = open_study(name, storage)
-    try:
-        preds = enqueue_confirmations(study, spec, top, seeds)
-    except ValueError as exc:
-        from convtune.errors import StudyError
-
-        raise StudyError(str(exc), where=f"study {name}", fix="run more trials first") from None
+    if measured:
+        best_trial = measured_best(study)
+        if best_trial is None:
+            raise StudyError(
+                "no trial reached the target yet: nothing measured to confirm",
+                where=f"study {name}",
+                fix="run more trials first, or confirm the predicted fastest without --measured",
+            )
+        chosen = [best_trial, *runners_up(study, best_trial)][: max(top, 1)]
+        n_planned = len(enqueue_measured_confirmations(study, chosen, spec, seeds))
+    else:
+        try:
+            n_planned = len(enqueue_confirmations(study, spec, top, seeds))
+        except ValueError as exc:
+            raise StudyError(str(exc), where=f"study {name}", fix="run more trials first") from None
     run_study(
         name,
-        n_trials=len(preds) * seeds,
+        n_trials=n_planned * seeds,
         storage=storage,
         pruner=optuna.pruners.NopPruner(),
         hooks=DashboardHooks,
@@ -72,10 +101,11 @@ def study_confirm(
     for column in ("predicted", "interval", "measured mean", "seed range", "reached"):
         table.add_column(column, justify="right")
     for c in done:
+        one_seed = c.get("source") == "measured"  # the search's own run, not a prediction
         table.add_row(
             f"{c['id']}: {describe_recipe(c.get('recipe'))}",
-            readable(c["predicted"]),
-            f"{readable(c['interval'][0])}–{readable(c['interval'][1])}",
+            f"{readable(c['predicted'])} (search's run)" if one_seed else readable(c["predicted"]),
+            "–" if one_seed else f"{readable(c['interval'][0])}–{readable(c['interval'][1])}",
             readable(c["measured_mean"]),
             f"{readable(c['measured_min'])}–{readable(c['measured_max'])}",
             f"{c['n_reached']}/{len(c['trials'])}",

@@ -48,7 +48,7 @@ def runners_up(study: optuna.Study, best: FrozenTrial, margin: float = RUNNER_UP
 
 def confirm_command(study_name: str, n_runners_up: int) -> str:
     """The command that re-runs the measured best and its runners-up on fresh seeds."""
-    return f"convtune study confirm {shlex.quote(study_name)} --top {min(n_runners_up + 1, 5)} --seeds 2"
+    return f"convtune study confirm {shlex.quote(study_name)} --measured --top {min(n_runners_up + 1, 5)} --seeds 2"
 
 
 def best_forecast(study: optuna.Study) -> FrozenTrial | None:

@@ -249,7 +249,7 @@ def predicted_vs_measured(confirmed: list[dict[str, Any]], unit: str, base: floa
         ax.set_xscale("log")
         ax.set_yscale("log")
     _speedup_axis(ax, base)
-    ax.set_xlabel(f"predicted time to target ({unit}), interval")
+    ax.set_xlabel(f"predicted time to target ({unit}), interval; --measured: the search's one run")
     ax.set_ylabel(f"measured ({unit}), seed min–max")
     ax.set_title("confirm runs: predicted against measured", fontsize=9)
     ax.grid(alpha=0.3, which="both")

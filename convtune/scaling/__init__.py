@@ -8,6 +8,7 @@ from convtune.scaling.confirm import (
     confirmations,
     enqueue_baseline,
     enqueue_confirmations,
+    enqueue_measured_confirmations,
     speedup,
 )
 from convtune.scaling.fits import (
@@ -55,6 +56,7 @@ __all__ = [
     "confirmations",
     "enqueue_baseline",
     "enqueue_confirmations",
+    "enqueue_measured_confirmations",
     "fits_summary",
     "params_key",
     "recommend",

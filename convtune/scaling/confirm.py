@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from convtune.scaling.points import _spec_of, params_key
 
 if TYPE_CHECKING:
     import optuna
+    from optuna.trial import FrozenTrial
 
     from convtune.config.spec import StudySpec
 
@@ -103,24 +104,61 @@ def enqueue_confirmations(
     """
     spec = spec or _spec_of(study)
     preds = ScalingModel.from_study(study, spec).top(top)
-    plans = list(study_attr(study, CONFIRMATIONS_ATTR) or [])
-    for pred in preds:
-        cid = confirm_id(pred.params)
-        if not any(p["id"] == cid for p in plans):
-            plans.append(
-                {
-                    "id": cid,
-                    "params": pred.params,
-                    "recipe": pred.recipe.to_dict(),
-                    "predicted": pred.time_to_target,
-                    "interval": list(pred.interval),
-                    "level": pred.level,
-                }
-            )
-        for s in range(seeds):
-            study.enqueue_trial(pred.params, user_attrs=enqueued(confirm_id=cid, seed=spec.seed + 1 + s))
-    set_study_attr(study, CONFIRMATIONS_ATTR, plans)
+    plans = [
+        {
+            "params": pred.params,
+            "recipe": pred.recipe.to_dict(),
+            "predicted": pred.time_to_target,
+            "interval": list(pred.interval),
+            "level": pred.level,
+        }
+        for pred in preds
+    ]
+    _enqueue_plans(study, spec, plans, seeds)
     return preds
+
+
+def enqueue_measured_confirmations(
+    study: optuna.Study, trials: Sequence[FrozenTrial], spec: StudySpec | None = None, seeds: int = 2
+) -> list[dict[str, Any]]:
+    """Plan and enqueue ``convtune study confirm --measured``: the configurations of ``trials``
+    (the measured best and its runners-up, :func:`convtune.report.best.runners_up`) re-run on
+    ``seeds`` fresh seeds each.
+
+    One seed each cannot tell configurations within seed noise apart: a runner-up's lucky seed
+    beats a better configuration's run often enough to cost a study its winner (the replays in
+    ``docs/benchmarks.md``). Each plan's ``predicted`` is the search's own measurement (its
+    ``interval`` that one point, ``source: "measured"``); the rest is as
+    :func:`enqueue_confirmations`.
+    """
+    spec = spec or _spec_of(study)
+    plans = [
+        {
+            "params": dict(t.params),
+            "recipe": dict(TrialRecord.of(t).recipe or {}),
+            "predicted": float(t.value),
+            "interval": [float(t.value), float(t.value)],
+            "level": None,
+            "source": "measured",
+        }
+        for t in trials
+        if t.value is not None
+    ]
+    _enqueue_plans(study, spec, plans, seeds)
+    return plans
+
+
+def _enqueue_plans(study: optuna.Study, spec: StudySpec, plans: list[dict[str, Any]], seeds: int) -> None:
+    """Add ``plans`` (one dict per configuration) to the study's ``confirmations`` plan, each
+    under its :func:`confirm_id`, and enqueue each ``seeds`` times, marked ``confirm``."""
+    stored = list(study_attr(study, CONFIRMATIONS_ATTR) or [])
+    for plan in plans:
+        cid = confirm_id(plan["params"])
+        if not any(p["id"] == cid for p in stored):
+            stored.append({"id": cid, **plan})
+        for s in range(seeds):
+            study.enqueue_trial(plan["params"], user_attrs=enqueued(confirm_id=cid, seed=spec.seed + 1 + s))
+    set_study_attr(study, CONFIRMATIONS_ATTR, stored)
 
 
 def best_confirmed(
