@@ -705,6 +705,7 @@ def replay(
     budget: float,
     pruners: Sequence[str] = ("none", "time_to_target"),
     samplers: Sequence[str] = ("tpe",),
+    confirm_seeds: int = 0,
 ) -> list[dict[str, Any]]:
     """Replay seeded studies over a recorded grid: one row per (pruner, sampler, seed).
 
@@ -714,6 +715,7 @@ def replay(
     Pruners: a spec's (``none``, ``time_to_target``), ``time_to_target:epsilon=0.03``, or
     Optuna's ``median``, ``sha``, ``hyperband`` judged on the distance to the target. Samplers: ``tpe``,
     ``random``, ``gp`` as a study builds them, ``optuna-tpe`` with Optuna's defaults.
+    ``confirm_seeds``: each study ends with the confirm step of :func:`replay_study`.
     """
     loaded = load_grid(grid)
     study_spec = replay_spec(loaded, spec)
@@ -724,7 +726,15 @@ def replay(
         for sampler in samplers:
             for seed in seed_list:
                 rows.append(
-                    replay_study(loaded, study_spec, seed=seed, budget=budget, pruner=pruner, sampler=sampler)
+                    replay_study(
+                        loaded,
+                        study_spec,
+                        seed=seed,
+                        budget=budget,
+                        pruner=pruner,
+                        sampler=sampler,
+                        confirm_seeds=confirm_seeds,
+                    )
                 )
     return rows
 
@@ -754,23 +764,29 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 ),
             }
         )
+        if all("confirm_hit" in r for r in group):
+            out[-1]["confirm_hits"] = sum(bool(r["confirm_hit"]) for r in group)
+            out[-1]["confirm_spent"] = float(np.mean([r["confirm_spent"] for r in group]))
     return out
 
 
 def format_table(summary: Sequence[Mapping[str, Any]]) -> str:
-    """The tuner-replay table as Markdown."""
+    """The tuner-replay table as Markdown (with the confirm step's columns when every line has them)."""
+    confirmed = bool(summary) and all("confirm_hits" in s for s in summary)
+    extra = " hits after confirm | confirm cost (full runs per study) |" if confirmed else ""
     lines = [
         "| grid | pruner | sampler | hits within 10% | median cost-to-10% (full runs) "
-        "| trials stopped | near-best trials stopped |",
-        "|---|---|---|---|---|---|---|",
+        "| trials stopped | near-best trials stopped |" + extra,
+        "|---|---|---|---|---|---|---|" + "---|---|" * confirmed,
     ]
     for s in summary:
         cost = s["median_cost_to_10"]
-        lines.append(
+        line = (
             f"| {s['grid']} | {s['pruner']} | {s['sampler']} | {s['hits']}/{s['seeds']} "
-            f"| {cost:.1f} | {s['stopped_share']:.0%} | {s['near_best_stopped_share']:.0%} |"
-            if math.isfinite(cost)
-            else f"| {s['grid']} | {s['pruner']} | {s['sampler']} | {s['hits']}/{s['seeds']} | – "
+            f"| {f'{cost:.1f}' if math.isfinite(cost) else '–'} "
             f"| {s['stopped_share']:.0%} | {s['near_best_stopped_share']:.0%} |"
         )
+        if confirmed:
+            line += f" {s['confirm_hits']}/{s['seeds']} | {s['confirm_spent']:.1f} |"
+        lines.append(line)
     return "\n".join(lines)

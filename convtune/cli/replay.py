@@ -39,6 +39,14 @@ def replay_command(
     sampler: Annotated[
         list[str] | None, typer.Option("--sampler", help="Repeatable: tpe, random, gp, optuna-tpe.")
     ] = None,
+    confirm: Annotated[
+        int,
+        typer.Option(
+            "--confirm",
+            help="After each study's budget, re-run its measured best and runners-up on N more seeds "
+            "each (as `study confirm --measured`) and report the hits after that.",
+        ),
+    ] = 0,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON row per study instead.")] = False,
 ) -> None:
     """Replay seeded studies over recorded learning curves and print how each tuner did.
@@ -46,7 +54,9 @@ def replay_command(
     Each trial replays the recorded curve of the configuration it suggests (nearest recorded
     point, one recorded seed), through the same objective a study runs. **hits**: studies whose
     pick is within 10% of the grid's best time-to-target; **cost-to-10%**: full runs spent until
-    then (median over seeds, a miss counting as infinite).
+    then (median over seeds, a miss counting as infinite). With ``--confirm N``, **after
+    confirm**: hits once the measured best and its runners-up ran N more seeds each, and what
+    those runs cost.
     """
     from convtune.replay import format_table, replay, summarize
 
@@ -65,6 +75,7 @@ def replay_command(
         budget=budget,
         pruners=pruner or ["none", "time_to_target"],
         samplers=sampler or ["tpe"],
+        confirm_seeds=confirm,
     )
     if json_out:
         for row in rows:

@@ -71,18 +71,28 @@ def test_baseline_best_confirm_plot(project: Path, capsys: pytest.CaptureFixture
     # it are named, with the command that re-runs them (`best` and `export` alike).
     runners = report["runners_up"]
     assert all(r["time_to_target"] <= 1.2 * measured["time_to_target"] for r in runners)
-    hint = f"convtune study confirm s --top {min(len(runners) + 1, 5)} --seeds 2"
+    hint = f"convtune study confirm s --measured --top {min(len(runners) + 1, 5)} --seeds 2"
     for command in (("study", "best", "s"), ("study", "export", "s", "--format", "yaml", "-o", "m.yaml")):
         code, out, err = cli(capsys, *command)
         assert code == 0, err
         assert ("within seed noise:" in out) == bool(runners) and (hint in out) == bool(runners)
+
+    # What the hint says to run: the measured best and its runners-up, each on a fresh seed.
+    code, out, err = cli(capsys, "study", "confirm", "s", "--measured", "--top", "5", "--seeds", "1")
+    assert code == 0, err
+    assert out.count("(search's run)") == 1 + len(runners), out  # one table row per configuration
+    report = json.loads(cli(capsys, "study", "best", "s", "--json")[1])
+    assert report["n_trials"] == 6 + 1 + len(runners)
+    if report["confirmed"] is not None:
+        assert report["confirmed"]["source"] == "measured" and len(report["confirmed"]["trials"]) == 1
+    n_before = report["n_trials"]
 
     code, out, err = cli(capsys, "study", "confirm", "s", "--top", "1", "--seeds", "1")
     assert code == 0, err
     assert "predicted against measured" in out
     confirm_out = out
     report = json.loads(cli(capsys, "study", "best", "s", "--json")[1])
-    assert report["n_trials"] == 7
+    assert report["n_trials"] == n_before + 1
     if report["confirmed"] is not None:
         assert report["best"] == "confirmed"
         # The table names each configuration by its knobs, and the pick is said below it.

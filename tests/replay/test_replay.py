@@ -138,13 +138,15 @@ def test_cli_prints_the_table_and_refuses_a_replay_without_target(
             "2",
             "--pruner",
             "none",
+            "--confirm",
+            "1",
         ],
     )
     with pytest.raises(SystemExit) as done:
         main()
     out = capsys.readouterr().out
     assert done.value.code in (0, None)
-    assert "| tiny | none | tpe | " in out and "hits within 10%" in out
+    assert "| tiny | none | tpe | " in out and "hits within 10%" in out and "hits after confirm" in out
     monkeypatch.setattr("sys.argv", ["convtune", "replay", str(GRID), "--seeds", "1"])
     with pytest.raises(SystemExit) as done:
         main()
@@ -186,3 +188,30 @@ def test_a_row_lists_each_near_best_configuration_trained_with_why_its_trials_st
         # The trial-level counts are the same trials, grouped by configuration.
         assert sum(len(reasons) for reasons in configs.values()) == len(row["near_best_stop_reasons"])
         assert len(configs) <= row["near_best_trials"]
+
+
+def test_the_confirm_step_reruns_the_measured_best_and_runners_up_on_their_other_seeds() -> None:
+    """``replay_study(confirm_seeds=2)`` runs what ``study confirm --measured --seeds 2`` does.
+
+    Every configuration of the tiny grid has two recorded seeds and a configuration's true time
+    is their median, so two confirm runs drawn from the least-drawn seeds see both: the
+    confirmed pick is never truly slower than the one-seed measured pick, and the search itself
+    replays exactly as without the step.
+    """
+    from convtune.replay import replay_study
+
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    search_keys = ("hit", "cost_to_10", "spent", "trials", "trained", "pick_ratio", "stop_reasons")
+    spent = []
+    for seed in range(4):
+        plain = replay_study(grid, spec, seed=seed, budget=4, pruner="time_to_target")
+        row = replay_study(grid, spec, seed=seed, budget=4, pruner="time_to_target", confirm_seeds=2)
+        assert "confirm_hit" not in plain
+        assert {k: row[k] for k in search_keys} == {k: plain[k] for k in search_keys}
+        assert row["confirm_pick_ratio"] <= row["pick_ratio"]
+        assert row["confirm_hit"] == (row["confirm_pick_ratio"] <= 1.1)
+        # A study that measured a best runs it twice more, and two runs cost something.
+        assert (row["confirm_spent"] > 0) == math.isfinite(row["pick_ratio"])
+        spent.append(row["confirm_spent"])
+    assert any(s > 0 for s in spent)

@@ -284,7 +284,7 @@ def test_runners_up_are_other_configurations_measured_within_seed_noise_of_the_b
     # optuna-dashboard's study note says the same, with the command that re-runs them.
     note = study_note(study, s)
     assert "Within seed noise of it" in note and "trial 3. Confirm" in note
-    assert f"convtune study confirm {study.study_name} --top 2 --seeds 2" in note
+    assert f"convtune study confirm {study.study_name} --measured --top 2 --seeds 2" in note
 
 
 def test_confirmed_results_are_preferred_and_widen_intervals() -> None:
@@ -346,6 +346,30 @@ def test_enqueue_confirmations_plans_the_top_k_once_and_enqueues_n_fresh_seeds_e
     enqueue_confirmations(study, s, top=2, seeds=1)  # confirming again adds runs, not plans
     assert len(study.user_attrs[CONFIRMATIONS_ATTR]) == 2
     assert len(study.get_trials(states=(TrialState.WAITING,))) == 8
+
+
+def test_enqueue_measured_confirmations_reruns_the_given_trials_configurations() -> None:
+    from optuna.trial import TrialState
+
+    from convtune.report.best import measured_best, runners_up
+    from convtune.scaling import CONFIRMATIONS_ATTR, confirm_id, enqueue_measured_confirmations
+
+    s = spec()
+    study = synthetic_study(s, [1e-3, 4e-3, 1.6e-2])
+    best = measured_best(study)
+    assert best is not None
+    chosen = [best, *runners_up(study, best, margin=10.0)]  # every other configuration, here
+    plans = enqueue_measured_confirmations(study, chosen, s, seeds=2)
+    assert [p["params"] for p in plans] == [t.params for t in chosen]
+    stored = study.user_attrs[CONFIRMATIONS_ATTR]
+    # The "prediction" of a measured configuration is the search's one-seed time, marked as such.
+    assert [(p["id"], p["predicted"], p["source"]) for p in stored] == [
+        (confirm_id(t.params), t.value, "measured") for t in chosen
+    ]
+    assert all(p["recipe"] == t.user_attrs["recipe"] for p, t in zip(stored, chosen, strict=True))
+    waiting = study.get_trials(states=(TrialState.WAITING,))
+    assert len(waiting) == 2 * len(chosen)
+    assert sorted(t.user_attrs["seed"] for t in waiting) == sorted([s.seed + 1, s.seed + 2] * len(chosen))
 
 
 def test_params_key_is_stable_under_float_noise() -> None:
