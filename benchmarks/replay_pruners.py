@@ -569,6 +569,39 @@ def confirm_table(rows: list[dict[str, Any]], before: list[dict[str, Any]] | Non
     return lines
 
 
+def confirm_held_out_table(
+    rows: list[dict[str, Any]], choices: dict[tuple[str, str], dict[str, Any]]
+) -> list[str]:
+    """Per workload, with the confirm step: the setting its fold chose (on ``choices``, the
+    stored rows without the step, as the held-out table does), no pruning and ``pruner: median``;
+    hits of the search's pick and after the confirm, and the confirm's cost."""
+    table: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if "confirm_hit" in row:
+            table.setdefault((row["grid"], row["method"]), []).append(row)
+    workloads = sorted({w for w, _ in choices})
+    lines = [
+        "### Held out, with the confirm step (the measured best and runners-up on 2 more seeds)",
+        "",
+        "| held-out workload | setting chosen on the others | hits, search's pick: pruned / unpruned / median "
+        "| hits after confirm: pruned / unpruned / median | confirm cost (full runs per study): pruned / "
+        "unpruned / median |",
+        "|---|---|---|---|---|",
+    ]
+    for w in workloads:
+        setting, passed = choose_setting(choices, [x for x in workloads if x != w])
+        groups = [table.get((w, m)) for m in (f"tpe/{setting}", "tpe/none", "tpe/median")]
+        if any(g is None for g in groups):
+            continue
+        search = " / ".join(f"{sum(bool(r['hit']) for r in g)}/{len(g)}" for g in groups)
+        after = " / ".join(f"{sum(bool(r['confirm_hit']) for r in g)}/{len(g)}" for g in groups)
+        spent = " / ".join(f"{np.mean([r['confirm_spent'] for r in g]):.1f}" for g in groups)
+        lines.append(
+            f"| {w} | {_setting_name(setting)}{'' if passed else ' (none passed)'} | {search} | {after} | {spent} |"
+        )
+    return lines
+
+
 def settings_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list[str]) -> list[str]:
     """Every baseline and setting on every workload (hits, median cost-to-10%), with the near-best
     configurations each stopped over all workloads: by a forecast for convtune's pruner, for any
@@ -688,6 +721,9 @@ def main(argv: list[str] | None = None) -> int:
     before = read_rows(Path(args.compare_with)) if args.compare_with else None
     if confirmed := confirm_table(rows, before):
         print("\n" + "\n".join(confirmed))
+        if before is not None:
+            window = [r for r in before if r["budget"] == args.budget and r["seed"] < args.seeds]
+            print("\n" + "\n".join(confirm_held_out_table(rows, summary(window))))
     if args.fresh_seeds:
         table, window = summary(rows), (args.seeds, args.seeds + args.fresh_seeds)
         workloads = sorted({w for w, _ in table})
