@@ -192,6 +192,13 @@ class TimeToTargetPruner(BasePruner):
             below ``epsilon_behind / n`` (reason ``behind-and-unlikely``); 0 (the default)
             switches this off. The forecast vetoes the equal-cost verdict wherever it still
             gives the trial a fair chance.
+        exact_margin:
+            The stop that needs no forecast (``slower-than-measured-best``) waits until the
+            trial has spent ``1 + exact_margin`` times the measured best's time-to-target. That
+            time is one seed's and can be lucky: at 0 (the default) a better configuration is
+            stopped as soon as it is slower than a runner-up's lucky run, and never measured,
+            so ``convtune study confirm --measured`` (runners-up within 20%) cannot rescue it.
+            0.2 lets every configuration that would be such a runner-up finish.
     """
 
     def __init__(
@@ -207,6 +214,7 @@ class TimeToTargetPruner(BasePruner):
         prior_trials: int = 20,
         steady_reports: int = 3,
         epsilon_behind: float = 0.0,
+        exact_margin: float = 0.0,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -222,6 +230,8 @@ class TimeToTargetPruner(BasePruner):
             raise ValueError(f"max_cost must be positive, got {max_cost}")
         if not 0.0 <= epsilon_behind < 1.0:
             raise ValueError(f"epsilon_behind must be in [0, 1), got {epsilon_behind}")
+        if exact_margin < 0:
+            raise ValueError(f"exact_margin must be >= 0, got {exact_margin}")
         self._target = Target.parse(target)
         self._epsilon = epsilon
         self._n_warmup_reports = n_warmup_reports
@@ -232,6 +242,7 @@ class TimeToTargetPruner(BasePruner):
         self._prior_trials = prior_trials
         self._steady_reports = steady_reports
         self._epsilon_behind = epsilon_behind
+        self._exact_margin = exact_margin
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -307,9 +318,12 @@ class TimeToTargetPruner(BasePruner):
             return PruneDecision(True, "max-cost", None, math.inf, 0.0, self._epsilon)
         summaries = self._summaries(study_name, finished)
         incumbent = _measured(summaries)
-        if costs[-1] >= incumbent and not self._target.is_reached(float(values[-1])):
+        if costs[-1] >= incumbent * (1.0 + self._exact_margin) and not self._target.is_reached(
+            float(values[-1])
+        ):
             # Exact, so no warm-up: a trial that has spent what the measured best needed
-            # without reaching the target can only reach it later, and cannot be picked.
+            # (plus ``exact_margin``) without reaching the target can only reach it later, and
+            # cannot be picked, nor be a runner-up within that margin for ``confirm``.
             return PruneDecision(True, "slower-than-measured-best", None, incumbent, 0.0, self._epsilon)
         if costs.size < max(self._n_warmup_reports, 1):
             return PruneDecision(False, "warm-up", None, incumbent)
