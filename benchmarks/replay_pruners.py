@@ -180,7 +180,10 @@ def run(args: argparse.Namespace, out: Path) -> None:
     }
     methods = list(BASELINES) + [(setting, "tpe") for setting in SETTINGS]
     if args.methods:
+        known = {f"{m[1]}/{m[0]}" for m in methods}
         methods = [m for m in methods if f"{m[1]}/{m[0]}" in args.methods]
+        # Settings outside SETTINGS (checked against the default, never chosen by a fold).
+        methods += [(m.split("/", 1)[1], m.split("/", 1)[0]) for m in args.methods if m not in known]
     jobs = []
     for path in sorted(Path(args.data).glob("*.jsonl*")):
         grid = load_grid(path)

@@ -656,7 +656,13 @@ def _replay_study(
         confirm_pick, confirm_spent = pick, 0.0
         if measured is not None:
             best_trial = stored(measured[1])
-            chosen = [best_trial, *runners_up(study, best_trial)][:CONFIRM_TOP]
+            # Trials whose params differ can replay one recorded configuration (the grid snaps
+            # them to it): one place each, as a study would confirm a configuration once.
+            chosen, seen = [], set()
+            for t in [best_trial, *runners_up(study, best_trial)]:
+                if configs.get(t.number) not in seen and len(chosen) < CONFIRM_TOP:
+                    seen.add(configs.get(t.number))
+                    chosen.append(t)
             plans = enqueue_measured_confirmations(study, chosen, spec, confirm_seeds)
             study.pruner = optuna.pruners.NopPruner()  # confirm runs are unpruned, as the CLI's
             executor.fresh_seeds = True

@@ -130,6 +130,24 @@ def test_a_trial_that_has_spent_the_measured_best_without_reaching_is_pruned_wha
     assert not forecast_only.pruner.decide(forecast_only, probe).prune  # type: ignore[attr-defined]
 
 
+def test_exact_margin_lets_a_trial_run_past_a_possibly_lucky_measured_best() -> None:
+    """One seed's time-to-target can be lucky: with ``exact_margin`` the exact stop waits until
+    the trial has spent that much more than the measured best, so a configuration reaching
+    within it is measured and can be confirmed."""
+    pruner = TimeToTargetPruner(TARGET, margin=10.0, n_warmup_reports=50, exact_margin=0.2)
+    study = run(pruner, [{"speed": 0.05, "floor": 1.5}])  # measured best: reaches at ~2,000
+    best = study.trials[0].value
+    probe = copy.deepcopy(study.trials[0])
+    slow = 0.01  # reaches at 10,000: never within the margin
+    probe.intermediate_values = {c: curve(slow, c) for c in (EVERY, 2 * EVERY)}
+    assert 2 * EVERY >= best and not pruner.decide(study, probe).prune  # past 1x, before 1.2x
+    probe.intermediate_values[int(1.2 * best) + 1] = curve(slow, int(1.2 * best) + 1)
+    decision = pruner.decide(study, probe)
+    assert decision.prune and decision.reason == "slower-than-measured-best", decision
+    with pytest.raises(ValueError, match="exact_margin"):
+        TimeToTargetPruner(TARGET, exact_margin=-0.1)
+
+
 def test_default_warm_up_decides_from_the_second_report_when_finished_trials_give_a_prior() -> None:
     pruner = TimeToTargetPruner(TARGET)
     # The incumbent reaches at ~3,300: the probe's second report (2,000) comes before it.
