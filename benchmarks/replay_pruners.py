@@ -605,6 +605,47 @@ def confirm_held_out_table(
     return lines
 
 
+def confirm_compare_table(rows: list[dict[str, Any]], first: str, second: str) -> list[str]:
+    """Two methods against no pruning, all with the confirm step, on ``rows`` (one seed window):
+    per workload, hits after confirm (and whether each is within one seed of no pruning's), and
+    the second's median cost-to-10% (the search's) over the first's; then the counts the
+    pre-registered checks in docs/benchmarks.md read."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if "confirm_hit" in row:
+            groups.setdefault((row["grid"], row["method"]), []).append(row)
+    workloads = sorted({w for w, m in groups if (w, first) in groups and (w, second) in groups})
+    lines = [
+        f"### With the confirm step: {first} against {second} (hits after confirm; seeds "
+        f"{min(r['seed'] for r in rows)}–{max(r['seed'] for r in rows)})",
+        "",
+        "| workload | no pruning | first | second | median cost-to-10%: second / first |",
+        "|---|---|---|---|---|",
+    ]
+    met = {first: 0, second: 0}
+    total = {first: 0, second: 0}
+    for w in workloads:
+        base = groups.get((w, "tpe/none"), [])
+        base_hits = sum(bool(r["confirm_hit"]) for r in base)
+        cells = []
+        for m in (first, second):
+            g = groups[(w, m)]
+            hits = sum(bool(r["confirm_hit"]) for r in g)
+            ok = hits >= base_hits - 1
+            met[m] += ok
+            total[m] += hits
+            cells.append(f"{hits}/{len(g)}{'' if ok else ' ✗'}")
+        a, b = _cost(groups[(w, first)]), _cost(groups[(w, second)])
+        lines.append(f"| {w} | {base_hits}/{len(base)} | {cells[0]} | {cells[1]} | {_ratio(b, a)} |")
+    lines += [
+        "",
+        f"Hits after confirm within one seed of no pruning's: first on {met[first]} of {len(workloads)}, "
+        f"second on {met[second]}; summed hits after confirm: first {total[first]}, second {total[second]} "
+        "(✗: more than one seed behind no pruning).",
+    ]
+    return lines
+
+
 def settings_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list[str]) -> list[str]:
     """Every baseline and setting on every workload (hits, median cost-to-10%), with the near-best
     configurations each stopped over all workloads: by a forecast for convtune's pruner, for any
@@ -698,6 +739,15 @@ def main(argv: list[str] | None = None) -> int:
         "each, as `convtune study confirm --measured --seeds N` (use its own --out)",
     )
     parser.add_argument(
+        "--confirm-compare",
+        nargs=2,
+        default=None,
+        metavar=("FIRST", "SECOND"),
+        help="with the confirm step: two methods (e.g. tpe/time_to_target:epsilon=0.01 and a variant) "
+        "against no pruning on seeds --confirm-seeds-from … --seeds - 1",
+    )
+    parser.add_argument("--confirm-seeds-from", type=int, default=0)
+    parser.add_argument(
         "--compare-with",
         default=None,
         help="results file of the same studies without --confirm: check the search replayed the same",
@@ -727,6 +777,13 @@ def main(argv: list[str] | None = None) -> int:
         if before is not None:
             window = [r for r in before if r["budget"] == args.budget and r["seed"] < args.seeds]
             print("\n" + "\n".join(confirm_held_out_table(rows, summary(window))))
+    if args.confirm_compare:
+        print(
+            "\n"
+            + "\n".join(
+                confirm_compare_table(seeds_in(args.confirm_seeds_from, args.seeds), *args.confirm_compare)
+            )
+        )
     if args.fresh_seeds:
         table, window = summary(rows), (args.seeds, args.seeds + args.fresh_seeds)
         workloads = sorted({w for w, _ in table})

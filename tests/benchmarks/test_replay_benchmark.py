@@ -73,6 +73,41 @@ def test_replays_calibrate_per_workload_and_resume_from_a_gzip_results_file(tmp_
         assert len(f.readlines()) == len(rows)
 
 
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_path: Path) -> None:
+    out = tmp_path / "confirm.jsonl.gz"
+    plain = _run(tmp_path, "--out", str(out))
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    # Rows without the step do not count as done for a run with it: both studies run again.
+    first, second = METHODS
+    done = _run(
+        tmp_path,
+        "--out",
+        str(out),
+        "--confirm",
+        "2",
+        "--compare-with",
+        str(out),
+        "--confirm-compare",
+        first,
+        second,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "2 studies to run" in done.stderr
+    with gzip.open(out, "rt") as f:
+        rows = [json.loads(line) for line in f]
+    confirmed = [r for r in rows if "confirm_hit" in r]
+    assert len(confirmed) == 2 and all(r["confirm_spent"] >= 0 for r in confirmed)
+    # The search replays as it did without the step, so the check against the plain rows holds.
+    assert "Search replayed the same as in the earlier rows: 2 of 2 studies." in done.stdout
+    table = done.stdout.split("### The confirm step")[1]
+    for r in confirmed:
+        hits, after = int(bool(r["hit"])), int(bool(r["confirm_hit"]))
+        assert f"| {WORKLOAD} | {r['method']} | {hits}/1 | {after}/1 | " in table
+    compare = done.stdout.split("### With the confirm step:")[1]
+    assert "within one seed of no pruning's: first on 1 of 1, second on " in compare
+
+
 def _replay_pruners():  # the benchmark script as a module (it is not part of the package)
     import importlib.util
 
