@@ -3,6 +3,7 @@
 from convtune.pruners._gap import GapPruner
 from convtune.pruners._time_to_target import (
     DEFAULT_EPSILON,
+    DEFAULT_EXACT_MARGIN,
     DEFAULT_MARGIN,
     LR_SCHEDULE_ATTR,
     STOP_PROBABILITY_ATTR,
@@ -14,6 +15,7 @@ from convtune.pruners._time_to_target import (
 
 __all__ = [
     "DEFAULT_EPSILON",
+    "DEFAULT_EXACT_MARGIN",
     "DEFAULT_MARGIN",
     "GapPruner",
     "LR_SCHEDULE_ATTR",

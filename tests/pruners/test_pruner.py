@@ -113,7 +113,7 @@ def test_trial_whose_optimistic_forecast_beats_the_incumbent_is_never_pruned() -
 
 
 def test_a_trial_that_has_spent_the_measured_best_without_reaching_is_pruned_whatever_the_margin() -> None:
-    pruner = TimeToTargetPruner(TARGET, margin=10.0, n_warmup_reports=50)
+    pruner = TimeToTargetPruner(TARGET, margin=10.0, n_warmup_reports=50, exact_margin=0.0)
     study = run(pruner, [{"speed": 0.05, "floor": 1.5}])  # measured best: reaches at 2,000
     best = study.trials[0]
     assert best.value == pytest.approx(2000, rel=0.05)
@@ -125,7 +125,8 @@ def test_a_trial_that_has_spent_the_measured_best_without_reaching_is_pruned_wha
     assert decision.prune and decision.reason == "slower-than-measured-best", decision
     # Only a measured time-to-target is exact: a confident forecast of an unreached trial is not.
     forecast_only = run(
-        TimeToTargetPruner(TARGET, margin=10.0, n_warmup_reports=50), [{"speed": 0.05, "floor": 2.2}]
+        TimeToTargetPruner(TARGET, margin=10.0, n_warmup_reports=50, exact_margin=0.0),
+        [{"speed": 0.05, "floor": 2.2}],
     )
     assert not forecast_only.pruner.decide(forecast_only, probe).prune  # type: ignore[attr-defined]
 
@@ -134,7 +135,7 @@ def test_exact_margin_lets_a_trial_run_past_a_possibly_lucky_measured_best() -> 
     """One seed's time-to-target can be lucky: with ``exact_margin`` the exact stop waits until
     the trial has spent that much more than the measured best, so a configuration reaching
     within it is measured and can be confirmed."""
-    pruner = TimeToTargetPruner(TARGET, margin=10.0, n_warmup_reports=50, exact_margin=0.2)
+    pruner = TimeToTargetPruner(TARGET, margin=10.0, n_warmup_reports=50)  # the default: 0.2
     study = run(pruner, [{"speed": 0.05, "floor": 1.5}])  # measured best: reaches at ~2,000
     best = study.trials[0].value
     probe = copy.deepcopy(study.trials[0])
