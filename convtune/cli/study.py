@@ -583,10 +583,11 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
         console.print(f"baseline: trial {b['trial']} ({b['status']}), {readable(b['time_to_target'])} {unit}")
     if report.get("confirmed"):
         c = report["confirmed"]
+        before = "the search's run" if c.get("source") == "measured" else "predicted"
         console.print(
             f"[bold green]confirmed fastest to {spec.target}:[/] {readable(c['measured_mean'])} {unit} mean over "
             f"{len(c['trials'])} seeds (range {readable(c['measured_min'])}–{readable(c['measured_max'])}; "
-            f"predicted {readable(c['predicted'])}){faster(c)}"
+            f"{before} {readable(c['predicted'])}){faster(c)}"
         )
         console.print(f"  {describe_recipe(c.get('recipe'))}")
     if best:

@@ -83,8 +83,12 @@ def test_baseline_best_confirm_plot(project: Path, capsys: pytest.CaptureFixture
     assert out.count("(search's run)") == 1 + len(runners), out  # one table row per configuration
     report = json.loads(cli(capsys, "study", "best", "s", "--json")[1])
     assert report["n_trials"] == 6 + 1 + len(runners)
-    if report["confirmed"] is not None:
-        assert report["confirmed"]["source"] == "measured" and len(report["confirmed"]["trials"]) == 1
+    # Deterministic here: every confirm run reached, so `best` now names the confirmed pick.
+    assert report["confirmed"] is not None and report["best"] == "confirmed"
+    assert report["confirmed"]["source"] == "measured" and len(report["confirmed"]["trials"]) == 1
+    code, out, err = cli(capsys, "study", "best", "s")
+    assert code == 0, err
+    assert "mean over 1 seeds" in out and "the search's run " in out
     n_before = report["n_trials"]
 
     code, out, err = cli(capsys, "study", "confirm", "s", "--top", "1", "--seeds", "1")
