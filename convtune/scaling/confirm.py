@@ -150,14 +150,22 @@ def enqueue_measured_confirmations(
 
 def _enqueue_plans(study: optuna.Study, spec: StudySpec, plans: list[dict[str, Any]], seeds: int) -> None:
     """Add ``plans`` (one dict per configuration) to the study's ``confirmations`` plan, each
-    under its :func:`confirm_id`, and enqueue each ``seeds`` times, marked ``confirm``."""
+    under its :func:`confirm_id`, and enqueue each ``seeds`` times, marked ``confirm``, on seeds
+    after the spec's and after any this configuration's confirm runs already took (training is
+    seeded: confirming again on the same seeds would retrace the same runs)."""
     stored = list(study_attr(study, CONFIRMATIONS_ATTR) or [])
+    taken: dict[str, int] = {}
+    for trial in study.get_trials(deepcopy=False):
+        cid = trial.user_attrs.get("confirm_id")
+        if cid is not None:
+            taken[cid] = taken.get(cid, 0) + 1
     for plan in plans:
         cid = confirm_id(plan["params"])
         if not any(p["id"] == cid for p in stored):
             stored.append({"id": cid, **plan})
+        first = spec.seed + 1 + taken.get(cid, 0)
         for s in range(seeds):
-            study.enqueue_trial(plan["params"], user_attrs=enqueued(confirm_id=cid, seed=spec.seed + 1 + s))
+            study.enqueue_trial(plan["params"], user_attrs=enqueued(confirm_id=cid, seed=first + s))
     set_study_attr(study, CONFIRMATIONS_ATTR, stored)
 
 

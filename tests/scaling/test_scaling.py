@@ -345,7 +345,12 @@ def test_enqueue_confirmations_plans_the_top_k_once_and_enqueues_n_fresh_seeds_e
         assert all(t.user_attrs["confirm"] and t.system_attrs["fixed_params"] == pred.params for t in runs)
     enqueue_confirmations(study, s, top=2, seeds=1)  # confirming again adds runs, not plans
     assert len(study.user_attrs[CONFIRMATIONS_ATTR]) == 2
-    assert len(study.get_trials(states=(TrialState.WAITING,))) == 8
+    waiting = study.get_trials(states=(TrialState.WAITING,))
+    assert len(waiting) == 8
+    # ... on a seed none of its runs took: the same seed would retrace the same seeded run.
+    for pred in preds:
+        runs = [t for t in waiting if t.user_attrs["confirm_id"] == confirm_id(pred.params)]
+        assert sorted(t.user_attrs["seed"] for t in runs) == [s.seed + k for k in (1, 2, 3, 4)]
 
 
 def test_enqueue_measured_confirmations_reruns_the_given_trials_configurations() -> None:
