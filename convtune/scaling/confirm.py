@@ -156,7 +156,7 @@ def _enqueue_plans(study: optuna.Study, spec: StudySpec, plans: list[dict[str, A
     stored = list(study_attr(study, CONFIRMATIONS_ATTR) or [])
     taken: dict[str, int] = {}
     for trial in study.get_trials(deepcopy=False):
-        cid = trial.user_attrs.get("confirm_id")
+        cid = TrialRecord.of(trial).confirm_id
         if cid is not None:
             taken[cid] = taken.get(cid, 0) + 1
     for plan in plans:
