@@ -362,11 +362,12 @@ class ReplayExecutor:
         else:
             key = self.grid.snap(self.grid.knobs_of(recipe))
             runs = self.grid.configurations[key]
-            drawn = self._drawn.setdefault(key, Counter())
             if self.fresh_seeds:
+                drawn = self._drawn.get(key, Counter())
                 fewest = min(drawn[r.seed] for r in runs)
                 runs = [r for r in runs if drawn[r.seed] == fewest]
             run = runs[int(self._rng.integers(len(runs)))]
+        # Resumes count too: a configuration's paused run is one of its seeds already trained.
         self._drawn.setdefault(key, Counter())[run.seed] += 1
         self.last = (key, run.seed)
         curve, metric = run.curve, run.metric
