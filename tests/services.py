@@ -8,9 +8,11 @@ connections (``application_name`` / ``client_name``) so cutting them never touch
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import textwrap
+import threading
 import uuid
 from pathlib import Path
 
@@ -240,3 +242,79 @@ def digits_with_a_fault(tmp_path: Path, fault: str, imports: str = "", helpers: 
     )
     (tmp_path / f"{module}.py").write_text(code)
     return {"workload": f"{module}.py:make", "base_dir": str(tmp_path)}
+
+
+class TcpProxy:
+    """Forwards 127.0.0.1:<port> to ``upstream`` (a real server), with two faults a test can cause.
+
+    :meth:`close` cuts everything at once; after it every new connection is refused, as from a
+    stopped server. :meth:`lose_reply_after` lets the server run the next request that contains
+    ``marker`` and then drops that connection before its reply reaches the client: the client
+    cannot tell whether its write happened, the case a retried write must not apply twice.
+    """
+
+    def __init__(self, upstream: tuple[str, int]):
+        self.upstream = upstream
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.closed = False
+        self.replies_lost = 0
+        self._marker: bytes | None = None
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def lose_reply_after(self, marker: bytes) -> None:
+        self._marker = marker
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            with self.lock:
+                if self.closed:  # accepted as it closed: refuse it too
+                    client.close()
+                    return
+                server = socket.create_connection(self.upstream)
+                self.sockets += [client, server]
+            doomed = threading.Event()  # this connection's next reply is to be lost
+            threading.Thread(target=self._requests, args=(client, server, doomed), daemon=True).start()
+            threading.Thread(target=self._replies, args=(server, client, doomed), daemon=True).start()
+
+    def _requests(self, client: socket.socket, server: socket.socket, doomed: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while data := client.recv(65536):
+                if self._marker is not None and self._marker in data:
+                    self._marker = None
+                    doomed.set()
+                server.sendall(data)
+        self._cut(client, server)
+
+    def _replies(self, server: socket.socket, client: socket.socket, doomed: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while data := server.recv(65536):
+                if doomed.is_set():  # the server has run the request: drop its answer
+                    self.replies_lost += 1
+                    break
+                client.sendall(data)
+        self._cut(server, client)
+
+    @staticmethod
+    def _cut(*sockets: socket.socket) -> None:
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            # shutdown() wakes the thread blocked in accept(); close() alone would leave it listening.
+            with contextlib.suppress(OSError):
+                self.listener.shutdown(socket.SHUT_RDWR)
+            self.listener.close()
+            for sock in self.sockets:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()

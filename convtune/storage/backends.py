@@ -8,11 +8,15 @@ embedded SQLite file under ``studies/``: nothing to start, one writer at a time.
 
 from __future__ import annotations
 
+import copy
 import functools
+import json
 import logging
 import os
 import re
+import threading
 import time
+import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +25,7 @@ from typing import Any, TypeVar
 import optuna
 from optuna.storages import BaseStorage
 from optuna.storages.journal import JournalRedisBackend
+from optuna.trial import FrozenTrial
 
 from convtune.errors import StorageError
 
@@ -38,6 +43,9 @@ GRACE_ENV = "CONVTUNE_GRACE_PERIOD"
 # A lost database connection is retried with backoff (0.5 s, 1 s, 2 s, … capped at 8 s) for this long.
 RECONNECT_ENV = "CONVTUNE_RECONNECT_SECONDS"
 RECONNECT_SECONDS = 60.0
+# The system attribute that tags a trial with the token of the call that created it (see
+# ResilientRDBStorage): a retried creation finds its trial by it.
+CREATE_TOKEN_KEY = "convtune:create_token"
 
 
 def _env_seconds(name: str, default: int) -> int:
@@ -391,7 +399,50 @@ class ResilientRDBStorage(optuna.storages.RDBStorage):
     at all (never a half-written trial); a retried state change that had already committed is
     recognised. After ``$CONVTUNE_RECONNECT_SECONDS`` (60 s) of failures it raises a
     :class:`StorageError`.
+
+    A new trial is the one write that retrying could repeat: when the connection breaks after
+    its commit but before the acknowledgement, the retry (Optuna's own, or ours) would add a
+    second trial that stays RUNNING for ever. Each creation therefore writes a token with the
+    trial, and a retry that finds its token returns that trial instead.
     """
+
+    _creating = threading.local()
+
+    def _create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> FrozenTrial:
+        self._creating.token, self._creating.tries = uuid.uuid4().hex, 0
+        try:
+            return _create_with_reconnect(self, study_id, template_trial)
+        finally:
+            self._creating.token = None
+
+    def _get_prepared_new_trial(self, study_id: int, template_trial: FrozenTrial | None, session: Any) -> Any:
+        from optuna.storages._rdb import models
+
+        token = getattr(self._creating, "token", None)
+        if token is None:
+            return super()._get_prepared_new_trial(study_id, template_trial, session)
+        self._creating.tries += 1
+        if self._creating.tries > 1:  # a retry: did the first try commit? (the study row is locked)
+            attribute = models.TrialSystemAttributeModel
+            found = (
+                session.query(attribute)
+                .join(models.TrialModel)
+                .filter(models.TrialModel.study_id == study_id)
+                .filter(attribute.key == CREATE_TOKEN_KEY, attribute.value_json == json.dumps(token))
+                .one_or_none()
+            )
+            if found is not None:
+                return found.trial
+        if template_trial is not None and CREATE_TOKEN_KEY in template_trial.system_attrs:
+            # A retry of a failed trial copies its attributes, and with them the old token.
+            template_trial = copy.copy(template_trial)
+            template_trial.system_attrs = {
+                k: v for k, v in template_trial.system_attrs.items() if k != CREATE_TOKEN_KEY
+            }
+        trial = super()._get_prepared_new_trial(study_id, template_trial, session)
+        session.add(attribute_row := models.TrialSystemAttributeModel(trial_id=trial.trial_id))
+        attribute_row.key, attribute_row.value_json = CREATE_TOKEN_KEY, json.dumps(token)
+        return trial
 
 
 for _name in (
@@ -405,7 +456,6 @@ for _name in (
     "get_study_user_attrs",
     "get_study_system_attrs",
     "get_all_studies",
-    "create_new_trial",
     "set_trial_param",
     "get_trial_id_from_study_id_trial_number",
     "get_trial_number_from_id",
@@ -422,7 +472,6 @@ for _name in (
     "_get_stale_trial_ids",
     # What Optuna's _CachedStorage (wrapped around every RDB storage in a study) calls instead
     # of the public names above; without these a cut connection during ask() was not retried.
-    "_create_new_trial",
     "_set_trial_param",
     "_get_best_trial_id",
     "_get_trials",
@@ -435,6 +484,8 @@ for _name in (
             ResilientRDBStorage, _name, _with_reconnect(_name, getattr(optuna.storages.RDBStorage, _name))
         )
 
+
+_create_with_reconnect = _with_reconnect("_create_new_trial", optuna.storages.RDBStorage._create_new_trial)
 
 _record_heartbeat_or_raise = ResilientRDBStorage.record_heartbeat
 
@@ -487,8 +538,22 @@ def _refuse_fast(url: str) -> None:
         client.close()
 
 
+# Optuna's append script, made idempotent: a retried EVAL whose first run went through (its reply
+# lost with the connection) finds its token and appends nothing. Without it the retry appended the
+# log again, and a repeated "create trial" log is a second trial that stays RUNNING for ever.
+_APPEND_ONCE = """
+if not redis.call('set', string.format('%s:appended:%s', ARGV[1], ARGV[3]), 1, 'NX', 'EX', ARGV[4]) then
+  return 0
+end
+local i = redis.call('incr', string.format('%s:log_number', ARGV[1]))
+redis.call('set', string.format('%s:log:%d', ARGV[1], i), ARGV[2])
+return 1
+"""
+
+
 class ResilientRedisBackend(JournalRedisBackend):
-    """Optuna's Redis journal backend whose client reconnects with backoff."""
+    """Optuna's Redis journal backend whose client reconnects with backoff, and whose retried
+    appends are applied once."""
 
     def __init__(self, url: str, use_cluster: bool = False, prefix: str = "") -> None:
         _refuse_fast(url)
@@ -500,6 +565,16 @@ class ResilientRedisBackend(JournalRedisBackend):
     def __setstate__(self, state: dict[Any, Any]) -> None:
         super().__setstate__(state)
         self._redis = _resilient_redis_client(self._url)
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        if self._use_cluster:  # a Lua script's keys must share a cluster slot; Optuna's own path
+            super().append_logs(logs)
+            return
+        # A token outlives every retry of its append (they end within the reconnect budget).
+        expiry = int(_reconnect_budget()) + 3600
+        self._redis.setnx(f"{self._prefix}:log_number", -1)
+        for log in logs:
+            self._redis.eval(_APPEND_ONCE, 0, self._prefix, json.dumps(log), uuid.uuid4().hex, expiry)
 
 
 def flock_journal_lock(path: str) -> Any:

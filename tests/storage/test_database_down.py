@@ -7,12 +7,9 @@ it, every new connection is refused, as from a stopped server.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -20,62 +17,13 @@ from urllib.parse import urlsplit
 import optuna
 import pytest
 import yaml
-from services import drop_postgres_study, postgres_url, tag
+from services import TcpProxy, drop_postgres_study, postgres_url, tag
 from specs import CLI_SPACE, CLI_SPEC
 
 from convtune.config.spec import load_spec
 from convtune.study import create_study
 
 BUDGET_S = 3
-
-
-class _Proxy:
-    """Forwards 127.0.0.1:<port> to ``upstream``; :meth:`close` cuts everything at once."""
-
-    def __init__(self, upstream: tuple[str, int]):
-        self.upstream = upstream
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.sockets: list[socket.socket] = []
-        self.lock = threading.Lock()
-        self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return  # closed
-            with self.lock:
-                if self.closed:  # accepted as it closed: refuse it too
-                    client.close()
-                    return
-                server = socket.create_connection(self.upstream)
-                self.sockets += [client, server]
-            for src, dst in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
-
-    @staticmethod
-    def _pump(src: socket.socket, dst: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                dst.sendall(data)
-        for sock in (src, dst):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def close(self) -> None:
-        with self.lock:
-            self.closed = True
-            # shutdown() wakes the thread blocked in accept(); close() alone would leave it listening.
-            with contextlib.suppress(OSError):
-                self.listener.shutdown(socket.SHUT_RDWR)
-            self.listener.close()
-            for sock in self.sockets:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-                sock.close()
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -88,7 +36,7 @@ def test_a_database_down_past_the_reconnect_budget_is_one_line_with_the_real_cau
     stopped while they send their error up. (A missing database is reported at once:
     tests/storage/test_storage.py.)"""
     base = urlsplit(postgres_url())
-    proxy = _Proxy((base.hostname or "127.0.0.1", base.port or 5432))
+    proxy = TcpProxy((base.hostname or "127.0.0.1", base.port or 5432))
     # A password (trust authentication ignores it) that must not be printed.
     url = f"postgresql://{base.username}:s3cret@127.0.0.1:{proxy.port}{base.path}"
     name = tag("leftovers-down")
