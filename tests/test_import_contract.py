@@ -127,8 +127,9 @@ def test_the_contract_sees_lazy_imports() -> None:
 
 
 # The stored record is read and written in one place: ``convtune.config.record`` (and the
-# storage's leases, which mark trials below the record); the pruner reads them through it too.
-RECORD_KEEPERS = {"convtune.config.record", "convtune.storage.leases"}
+# storage's leases and creation tokens, which mark trials below the record); the pruner reads
+# them through it too.
+RECORD_KEEPERS = {"convtune.config.record", "convtune.storage.leases", "convtune.storage.backends"}
 STORED_ATTRIBUTES = {
     "user_attrs",
     "system_attrs",
