@@ -369,6 +369,13 @@ def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
                     if self.get_trial(trial_id).state == state:
                         return True  # type: ignore[return-value]
                 raise
+            except optuna.exceptions.DuplicatedStudyError:
+                # The same for a new study: the name is taken by our own first attempt.
+                if attempt and name == "create_new_study":
+                    study_name = kwargs.get("study_name", args[1] if len(args) > 1 else None)
+                    if study_name is not None:
+                        return self.get_study_id_from_name(study_name)  # type: ignore[no-any-return]
+                raise
             except Exception as exc:
                 if not _transient(exc):
                     raise

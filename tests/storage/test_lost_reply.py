@@ -2,23 +2,28 @@
 
 The run reaches the real server through a TCP proxy (``services.TcpProxy``) that lets the server
 run one write and then drops the connection before its reply: the client cannot tell whether
-the write happened. A duplicated trial here is a trial that stays RUNNING forever in a study
-(seen once in CI under Redis connection cuts).
+the write happened, and retries it. A repeated "new trial" is a second trial that stays RUNNING
+for ever (seen in CI under Redis connection cuts); a repeated "new study" was an error saying
+the study already exists; a repeated "finish" must not fail the trial.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import optuna
 import pytest
+from optuna.storages import BaseStorage
+from optuna.study import StudyDirection
+from optuna.trial import TrialState
 from services import TcpProxy, drop_postgres_study, drop_redis_prefix, postgres_url, redis_url, tag
 
 from convtune.storage import open_storage
 
 
 def _through_proxy(backend: str, name: str) -> tuple[TcpProxy, str, str, bytes]:
-    """The proxy, the URL through it, the direct URL, and the request that creates a trial."""
+    """The proxy, the URL through it, the direct URL, and what a write request contains."""
     if backend == "redis":
         direct = redis_url(prefix=name)
         base = urlsplit(direct)
@@ -31,22 +36,38 @@ def _through_proxy(backend: str, name: str) -> tuple[TcpProxy, str, str, bytes]:
     return proxy, f"postgresql://{base.username}@127.0.0.1:{proxy.port}{base.path}", direct, b"COMMIT"
 
 
+def _new_study(storage: BaseStorage, name: str, arm: Callable[[], None]) -> None:
+    arm()
+    storage.create_new_study([StudyDirection.MINIMIZE], name)
+
+
+def _new_trial(storage: BaseStorage, name: str, arm: Callable[[], None]) -> None:
+    study_id = storage.create_new_study([StudyDirection.MINIMIZE], name)
+    arm()
+    storage.create_new_trial(study_id)
+
+
+def _finish_trial(storage: BaseStorage, name: str, arm: Callable[[], None]) -> None:
+    trial_id = storage.create_new_trial(storage.create_new_study([StudyDirection.MINIMIZE], name))
+    arm()
+    storage.set_trial_state_values(trial_id, TrialState.COMPLETE, [1.0])
+
+
 @pytest.mark.parametrize("backend", ["redis", "postgresql"])
-def test_a_new_trial_whose_reply_was_lost_is_created_once(backend: str) -> None:
+@pytest.mark.parametrize("write", [_new_study, _new_trial, _finish_trial], ids=["study", "trial", "finish"])
+def test_a_write_whose_reply_was_lost_is_applied_once(backend: str, write: Callable[..., None]) -> None:
     name = tag("lost-reply")
     proxy, url, direct, marker = _through_proxy(backend, name)
     try:
-        storage = open_storage(url, heartbeat_interval=None)
-        study = optuna.create_study(study_name=name, storage=storage)
-        proxy.lose_reply_after(marker)
-        # The storage call itself: ask() reads first, and a lost reply to a read proves nothing.
-        trial_id = storage.create_new_trial(study._study_id)
-        trial = optuna.Trial(study, trial_id)
+        # Each call on the storage itself: a study's ask() reads first, and a lost reply to a
+        # read proves nothing.
+        write(open_storage(url, heartbeat_interval=None), name, lambda: proxy.lose_reply_after(marker))
         assert proxy.replies_lost == 1, "the fault did not happen: the test proves nothing"
-        trials = optuna.load_study(study_name=name, storage=open_storage(direct)).trials
-        assert [t.number for t in trials] == [trial.number] == [0], [t.state.name for t in trials]
-        study.tell(trial, 1.0)
-        assert optuna.load_study(study_name=name, storage=open_storage(direct)).best_value == 1.0
+        stored = open_storage(direct, heartbeat_interval=None)
+        assert [s.study_name for s in stored.get_all_studies()].count(name) == 1
+        trials = optuna.load_study(study_name=name, storage=stored).trials
+        expected = {_new_study: [], _new_trial: [TrialState.RUNNING], _finish_trial: [TrialState.COMPLETE]}
+        assert [t.state for t in trials] == expected[write], [t.state.name for t in trials]
     finally:
         proxy.close()
         if backend == "redis":
