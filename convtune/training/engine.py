@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -280,6 +282,9 @@ def _resume(run: _Run, on_eval: Callable[[Progress], bool] | None) -> bool:
     return False
 
 
+_SKIPPED_FIRST_STEP = re.escape("Detected call of `lr_scheduler.step()` before `optimizer.step()`")
+
+
 def _train_step(run: _Run) -> str:
     """One optimizer step over ``grad_accum_steps`` micro-batches; returns why it diverged, or ""."""
     recipe, config, scaler = run.recipe, run.config, run.scaler
@@ -308,7 +313,15 @@ def _train_step(run: _Run) -> str:
     run.step += 1
     run.samples += recipe.effective_batch_size
     if run.step < recipe.total_steps:  # past the planned horizon the LR holds
-        run.scheduler.step()
+        if run.step == 1:
+            # The schedule counts planned steps, those GradScaler skipped (an fp16 overflow)
+            # included; PyTorch warns when the first of them is skipped, on every fp16 run that
+            # starts with too high a loss scale, about exactly that.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", _SKIPPED_FIRST_STEP, UserWarning)
+                run.scheduler.step()
+        else:
+            run.scheduler.step()
 
     loss_value = step_loss.item()  # one sync per optimizer step, needed to catch divergence
     run.train_clock += time.perf_counter() - started
