@@ -61,6 +61,15 @@ SETTINGS = tuple(f"time_to_target:epsilon={e}" for e in EPSILONS) + (
     "time_to_target:epsilon=0.01+epsilon_behind=0.1",
     "time_to_target:epsilon=0.01+epsilon_behind=0.3",
 )
+BASE_SETTINGS = SETTINGS
+
+
+def with_exact_margin(settings: Sequence[str], margin: float) -> tuple[str, ...]:
+    """``settings`` at another ``exact_margin`` (0: as named, what every stored row before
+    session 17 ran; ``--exact-margin 0.2`` replays the fold table at the pruner's default)."""
+    return tuple(settings) if not margin else tuple(f"{s}+exact_margin={margin:g}" for s in settings)
+
+
 BASELINES = [("none", "tpe"), ("none", "optuna-tpe"), ("median", "tpe"), ("hyperband", "tpe")]
 OPTUNA = ("optuna-tpe/none", "tpe/median", "tpe/hyperband")
 # Stops that need no forecast: a trial that diverged, or spent the measured best's time-to-target
@@ -360,6 +369,8 @@ def _setting_name(setting: str) -> str:
         name += f", rungs ×{options['rung_ratio']:g}"
     if "epsilon_behind" in options:
         name += f", behind {options['epsilon_behind']:g}"
+    if options.get("exact_margin"):
+        name += f", margin {options['exact_margin']:g}"
     return name
 
 
@@ -759,11 +770,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--confirm-seeds-from", type=int, default=0)
     parser.add_argument(
+        "--exact-margin",
+        type=float,
+        default=0.0,
+        help="the settings' exact_margin (default 0, as the stored fold rows ran; the pruner's "
+        "default is 0.2); the baselines' rows do not depend on it",
+    )
+    parser.add_argument(
         "--compare-with",
         default=None,
         help="results file of the same studies without --confirm: check the search replayed the same",
     )
     args = parser.parse_args(argv)
+    global SETTINGS  # the settings a fold chooses among, here and in the table functions
+    SETTINGS = with_exact_margin(BASE_SETTINGS, args.exact_margin)
     out = Path(args.out or HERE / "data" / f"replay_pruners_b{args.budget:g}.jsonl")
     if not args.table_only:
         run(args, out)
