@@ -108,6 +108,26 @@ def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_pa
     assert "within one seed of no pruning's: first on 1 of 1, second on " in compare
 
 
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_the_fold_settings_replay_at_another_exact_margin(tmp_path: Path) -> None:
+    out = tmp_path / "margin.jsonl.gz"
+    setting = "time_to_target:epsilon=0.03+exact_margin=0.2"
+    # The last --methods wins: no pruning, and one fold setting as named at that margin.
+    args = ["--out", str(out), "--methods", "tpe/none", f"tpe/{setting}"]
+    margin = _run(tmp_path, *args, "--exact-margin", "0.2")
+    assert margin.returncode == 0, margin.stderr[-2000:]
+    assert "2 studies to run" in margin.stderr
+    with gzip.open(out, "rt") as f:
+        methods = [json.loads(line)["method"] for line in f]
+    assert sorted(methods) == sorted(["tpe/none", f"tpe/{setting}"])
+    # The every-setting table lists the fold settings at the margin, named with it ...
+    assert "| time_to_target, ε 0.03, margin 0.2 | " in margin.stdout
+    # ... and a table at the default margin 0 does not take those rows for its own settings.
+    zero = _run(tmp_path, "--out", str(out), "--table-only")
+    assert zero.returncode == 0, zero.stderr[-2000:]
+    assert "margin 0.2" not in zero.stdout and f"| {WORKLOAD} | " in zero.stdout
+
+
 def _replay_pruners():  # the benchmark script as a module (it is not part of the package)
     import importlib.util
 
