@@ -18,14 +18,15 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import optuna
 from optuna.storages import BaseStorage
 from optuna.storages.journal import JournalRedisBackend
-from optuna.trial import FrozenTrial
+from optuna.trial import FrozenTrial, TrialState
 
 from convtune.errors import StorageError
 
@@ -43,9 +44,9 @@ GRACE_ENV = "CONVTUNE_GRACE_PERIOD"
 # A lost database connection is retried with backoff (0.5 s, 1 s, 2 s, … capped at 8 s) for this long.
 RECONNECT_ENV = "CONVTUNE_RECONNECT_SECONDS"
 RECONNECT_SECONDS = 60.0
-# The system attribute that tags a trial with the token of the call that created it (see
-# ResilientRDBStorage): a retried creation finds its trial by it.
-CREATE_TOKEN_KEY = "convtune:create_token"
+# The system attribute that tags a trial with the token of the call that made it RUNNING (created
+# it, or took it from the queue; see ResilientRDBStorage): a retried call finds its own work by it.
+CLAIM_TOKEN_KEY = "convtune:claim_token"
 
 
 def _env_seconds(name: str, default: int) -> int:
@@ -407,10 +408,11 @@ class ResilientRDBStorage(optuna.storages.RDBStorage):
     recognised. After ``$CONVTUNE_RECONNECT_SECONDS`` (60 s) of failures it raises a
     :class:`StorageError`.
 
-    A new trial is the one write that retrying could repeat: when the connection breaks after
-    its commit but before the acknowledgement, the retry (Optuna's own, or ours) would add a
-    second trial that stays RUNNING for ever. Each creation therefore writes a token with the
-    trial, and a retry that finds its token returns that trial instead.
+    Two writes are not safe to repeat when the connection breaks after their commit but before
+    the acknowledgement: a new trial (the retry, Optuna's own or ours, added a second one that
+    stayed RUNNING for ever) and taking a queued trial (the retry found it RUNNING and reported
+    it taken by another worker, leaving it without one). Each writes a token with the trial, and
+    a retry that finds its own token knows its first attempt went through.
     """
 
     _creating = threading.local()
@@ -435,20 +437,20 @@ class ResilientRDBStorage(optuna.storages.RDBStorage):
                 session.query(attribute)
                 .join(models.TrialModel)
                 .filter(models.TrialModel.study_id == study_id)
-                .filter(attribute.key == CREATE_TOKEN_KEY, attribute.value_json == json.dumps(token))
+                .filter(attribute.key == CLAIM_TOKEN_KEY, attribute.value_json == json.dumps(token))
                 .one_or_none()
             )
             if found is not None:
                 return found.trial
-        if template_trial is not None and CREATE_TOKEN_KEY in template_trial.system_attrs:
+        if template_trial is not None and CLAIM_TOKEN_KEY in template_trial.system_attrs:
             # A retry of a failed trial copies its attributes, and with them the old token.
             template_trial = copy.copy(template_trial)
             template_trial.system_attrs = {
-                k: v for k, v in template_trial.system_attrs.items() if k != CREATE_TOKEN_KEY
+                k: v for k, v in template_trial.system_attrs.items() if k != CLAIM_TOKEN_KEY
             }
         trial = super()._get_prepared_new_trial(study_id, template_trial, session)
         session.add(attribute_row := models.TrialSystemAttributeModel(trial_id=trial.trial_id))
-        attribute_row.key, attribute_row.value_json = CREATE_TOKEN_KEY, json.dumps(token)
+        attribute_row.key, attribute_row.value_json = CLAIM_TOKEN_KEY, json.dumps(token)
         return trial
 
 
@@ -493,6 +495,47 @@ for _name in (
 
 
 _create_with_reconnect = _with_reconnect("_create_new_trial", optuna.storages.RDBStorage._create_new_trial)
+
+
+def _take_waiting_trial(self: ResilientRDBStorage, trial_id: int, token: str) -> bool:
+    """Optuna's WAITING → RUNNING, tagged with ``token``: whether this call took the trial."""
+    import sqlalchemy.exc
+    from optuna.storages._rdb import models
+    from optuna.storages._rdb.storage import _create_scoped_session
+
+    try:
+        with _create_scoped_session(self.scoped_session) as session:
+            trial = models.TrialModel.find_or_raise_by_id(trial_id, session, for_update=True)
+            if trial.state == TrialState.RUNNING:  # taken: by this call's own first attempt?
+                attribute = models.TrialSystemAttributeModel.find_by_trial_and_key(
+                    trial, CLAIM_TOKEN_KEY, session
+                )
+                return attribute is not None and attribute.value_json == json.dumps(token)
+            self.check_trial_is_updatable(trial_id, trial.state)
+            if trial.state != TrialState.WAITING:
+                return False
+            trial.state, trial.datetime_start = TrialState.RUNNING, datetime.now()
+            self._set_trial_attr_without_commit(
+                session, models.TrialSystemAttributeModel, trial_id, CLAIM_TOKEN_KEY, token
+            )
+    except sqlalchemy.exc.IntegrityError:
+        return False
+    return True
+
+
+_take_with_reconnect = _with_reconnect("take_waiting_trial", _take_waiting_trial)
+_set_state_with_reconnect = ResilientRDBStorage.set_trial_state_values
+
+
+def _set_trial_state_values(
+    self: ResilientRDBStorage, trial_id: int, state: TrialState, values: Sequence[float] | None = None
+) -> bool:
+    if state == TrialState.RUNNING and values is None:
+        return _take_with_reconnect(self, trial_id, uuid.uuid4().hex)
+    return _set_state_with_reconnect(self, trial_id, state, values)
+
+
+ResilientRDBStorage.set_trial_state_values = _set_trial_state_values  # type: ignore[method-assign]
 
 _record_heartbeat_or_raise = ResilientRDBStorage.record_heartbeat
 

@@ -2,9 +2,10 @@
 
 The run reaches the real server through a TCP proxy (``services.TcpProxy``) that lets the server
 run one write and then drops the connection before its reply: the client cannot tell whether
-the write happened, and retries it. A repeated "new trial" is a second trial that stays RUNNING
-for ever (seen in CI under Redis connection cuts); a repeated "new study" was an error saying
-the study already exists; a repeated "finish" must not fail the trial.
+the write happened, and retries it. A repeated "new trial" was a second trial that stayed
+RUNNING for ever (seen in CI under Redis connection cuts); a repeated "new study" was an error
+saying the study already exists; a repeated "take this queued trial" said another worker had
+taken it, leaving it RUNNING with none; a repeated "finish" must not fail the trial.
 """
 
 from __future__ import annotations
@@ -47,14 +48,24 @@ def _new_trial(storage: BaseStorage, name: str, arm: Callable[[], None]) -> None
     storage.create_new_trial(study_id)
 
 
+def _take_trial(storage: BaseStorage, name: str, arm: Callable[[], None]) -> None:
+    study = optuna.create_study(study_name=name, storage=storage)
+    study.enqueue_trial({"x": 1.0})  # a queued trial: a retry, a confirm run, an enqueued config
+    (queued,) = study.get_trials(deepcopy=False)
+    arm()
+    assert storage.set_trial_state_values(queued._trial_id, TrialState.RUNNING), "another took it?"
+
+
 def _finish_trial(storage: BaseStorage, name: str, arm: Callable[[], None]) -> None:
     trial_id = storage.create_new_trial(storage.create_new_study([StudyDirection.MINIMIZE], name))
     arm()
-    storage.set_trial_state_values(trial_id, TrialState.COMPLETE, [1.0])
+    assert storage.set_trial_state_values(trial_id, TrialState.COMPLETE, [1.0])
 
 
 @pytest.mark.parametrize("backend", ["redis", "postgresql"])
-@pytest.mark.parametrize("write", [_new_study, _new_trial, _finish_trial], ids=["study", "trial", "finish"])
+@pytest.mark.parametrize(
+    "write", [_new_study, _new_trial, _take_trial, _finish_trial], ids=["study", "trial", "take", "finish"]
+)
 def test_a_write_whose_reply_was_lost_is_applied_once(backend: str, write: Callable[..., None]) -> None:
     name = tag("lost-reply")
     proxy, url, direct, marker = _through_proxy(backend, name)
@@ -66,7 +77,12 @@ def test_a_write_whose_reply_was_lost_is_applied_once(backend: str, write: Calla
         stored = open_storage(direct, heartbeat_interval=None)
         assert [s.study_name for s in stored.get_all_studies()].count(name) == 1
         trials = optuna.load_study(study_name=name, storage=stored).trials
-        expected = {_new_study: [], _new_trial: [TrialState.RUNNING], _finish_trial: [TrialState.COMPLETE]}
+        expected = {
+            _new_study: [],
+            _new_trial: [TrialState.RUNNING],
+            _take_trial: [TrialState.RUNNING],
+            _finish_trial: [TrialState.COMPLETE],
+        }
         assert [t.state for t in trials] == expected[write], [t.state.name for t in trials]
     finally:
         proxy.close()
