@@ -377,6 +377,11 @@ def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
                     if study_name is not None:
                         return self.get_study_id_from_name(study_name)  # type: ignore[no-any-return]
                 raise
+            except KeyError:
+                # And for a deleted study: it is gone by our own first attempt.
+                if attempt and name == "delete_study":
+                    return None  # type: ignore[return-value]
+                raise
             except Exception as exc:
                 if not _transient(exc):
                     raise

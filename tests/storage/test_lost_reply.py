@@ -4,7 +4,7 @@ The run reaches the real server through a TCP proxy (``services.TcpProxy``) that
 run one write and then drops the connection before its reply: the client cannot tell whether
 the write happened, and retries it. A repeated "new trial" was a second trial that stayed
 RUNNING for ever (seen in CI under Redis connection cuts); a repeated "new study" was an error
-saying the study already exists; a repeated "take this queued trial" said another worker had
+saying the study already exists (and a repeated "delete", that it does not); a repeated "take this queued trial" said another worker had
 taken it, leaving it RUNNING with none; a repeated "finish" must not fail the trial.
 """
 
@@ -48,6 +48,13 @@ def _new_trial(storage: BaseStorage, name: str, arm: Callable[[], None]) -> None
     storage.create_new_trial(study_id)
 
 
+def _delete_study(storage: BaseStorage, name: str, arm: Callable[[], None]) -> None:
+    study_id = storage.create_new_study([StudyDirection.MINIMIZE], name)
+    storage.create_new_trial(study_id)
+    arm()
+    storage.delete_study(study_id)
+
+
 def _take_trial(storage: BaseStorage, name: str, arm: Callable[[], None]) -> None:
     study = optuna.create_study(study_name=name, storage=storage)
     study.enqueue_trial({"x": 1.0})  # a queued trial: a retry, a confirm run, an enqueued config
@@ -64,7 +71,9 @@ def _finish_trial(storage: BaseStorage, name: str, arm: Callable[[], None]) -> N
 
 @pytest.mark.parametrize("backend", ["redis", "postgresql"])
 @pytest.mark.parametrize(
-    "write", [_new_study, _new_trial, _take_trial, _finish_trial], ids=["study", "trial", "take", "finish"]
+    "write",
+    [_new_study, _delete_study, _new_trial, _take_trial, _finish_trial],
+    ids=["study", "delete", "trial", "take", "finish"],
 )
 def test_a_write_whose_reply_was_lost_is_applied_once(backend: str, write: Callable[..., None]) -> None:
     name = tag("lost-reply")
@@ -75,7 +84,11 @@ def test_a_write_whose_reply_was_lost_is_applied_once(backend: str, write: Calla
         write(open_storage(url, heartbeat_interval=None), name, lambda: proxy.lose_reply_after(marker))
         assert proxy.replies_lost == 1, "the fault did not happen: the test proves nothing"
         stored = open_storage(direct, heartbeat_interval=None)
-        assert [s.study_name for s in stored.get_all_studies()].count(name) == 1
+        names = [s.study_name for s in stored.get_all_studies()]
+        if write is _delete_study:
+            assert name not in names
+            return
+        assert names.count(name) == 1
         trials = optuna.load_study(study_name=name, storage=stored).trials
         expected = {
             _new_study: [],
