@@ -314,7 +314,6 @@ class TcpProxy:
             with contextlib.suppress(OSError):
                 self.listener.shutdown(socket.SHUT_RDWR)
             self.listener.close()
+            self._cut(*self.sockets)
             for sock in self.sockets:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
                 sock.close()

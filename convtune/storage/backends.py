@@ -354,6 +354,32 @@ def _lost_connection_cause(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
+_NOT_DONE = object()
+
+
+def _state_set_already(self: Any, trial_id: int, state: TrialState, *_: Any, **__: Any) -> object:
+    return True if self.get_trial(trial_id).state == state else _NOT_DONE
+
+
+def _study_created_already(self: Any, directions: Any, study_name: str | None = None) -> object:
+    return _NOT_DONE if study_name is None else self.get_study_id_from_name(study_name)
+
+
+def _study_deleted_already(self: Any, study_id: int) -> object:
+    return None
+
+
+# A retried write whose first attempt committed before the connection broke fails as if someone
+# else had done it: per operation, that error, and what the first attempt returned (or _NOT_DONE
+# where it cannot have been ours). New trials and taking a queued trial carry a token instead
+# (ResilientRDBStorage).
+_DONE_BY_FIRST_ATTEMPT: dict[str, tuple[type[Exception], Callable[..., object]]] = {
+    "set_trial_state_values": (optuna.exceptions.UpdateFinishedTrialError, _state_set_already),
+    "create_new_study": (optuna.exceptions.DuplicatedStudyError, _study_created_already),
+    "delete_study": (KeyError, _study_deleted_already),
+}
+
+
 def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> _T:
@@ -363,26 +389,13 @@ def _with_reconnect(name: str, method: Callable[..., _T]) -> Callable[..., _T]:
                 result = method(self, *args, **kwargs)
                 _Outage.since = None
                 return result
-            except optuna.exceptions.UpdateFinishedTrialError:
-                # A retried write whose first attempt committed before the connection broke.
-                if attempt and name == "set_trial_state_values":
-                    trial_id, state = args[0], kwargs.get("state", args[1] if len(args) > 1 else None)
-                    if self.get_trial(trial_id).state == state:
-                        return True  # type: ignore[return-value]
-                raise
-            except optuna.exceptions.DuplicatedStudyError:
-                # The same for a new study: the name is taken by our own first attempt.
-                if attempt and name == "create_new_study":
-                    study_name = kwargs.get("study_name", args[1] if len(args) > 1 else None)
-                    if study_name is not None:
-                        return self.get_study_id_from_name(study_name)  # type: ignore[no-any-return]
-                raise
-            except KeyError:
-                # And for a deleted study: it is gone by our own first attempt.
-                if attempt and name == "delete_study":
-                    return None  # type: ignore[return-value]
-                raise
             except Exception as exc:
+                done = _DONE_BY_FIRST_ATTEMPT.get(name)
+                if attempt and done is not None and isinstance(exc, done[0]):
+                    result = done[1](self, *args, **kwargs)
+                    if result is _NOT_DONE:
+                        raise
+                    return result  # type: ignore[no-any-return]
                 if not _transient(exc):
                     raise
                 now = time.monotonic()
