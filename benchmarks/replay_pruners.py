@@ -210,7 +210,7 @@ def run(args: argparse.Namespace, out: Path) -> None:
         if args.workloads and grid.workload not in args.workloads:
             continue
         target = pick_target(grid, args.reach)
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.seeds):
             for pruner, sampler in methods:
                 key = (grid.workload, f"{sampler}/{pruner}", seed, args.budget)
                 if key not in done:
@@ -723,6 +723,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(HERE / "data" / "corpus"), help="folder of grid files")
     parser.add_argument("--workloads", nargs="*", default=None)
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0 … N-1 (run, and shown in the tables)")
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="run and table seeds --first-seed … --seeds - 1 only (a check on seeds nothing saw)",
+    )
     parser.add_argument("--budget", type=float, default=20.0, help="full runs per study")
     parser.add_argument("--reach", type=float, default=0.3, help="share of complete runs reaching the target")
     parser.add_argument("--jobs", type=int, default=1)
@@ -798,7 +804,7 @@ def main(argv: list[str] | None = None) -> int:
             and (not args.workloads or r["grid"] in args.workloads)
         ]
 
-    rows = seeds_in(0, args.seeds)  # the tables are over seeds 0 … --seeds - 1
+    rows = seeds_in(args.first_seed, args.seeds)  # the tables are over these seeds only
     print(tables(rows))
     if args.misses:
         print("\n" + "\n".join(misses_table(rows)))

@@ -128,6 +128,22 @@ def test_the_fold_settings_replay_at_another_exact_margin(tmp_path: Path) -> Non
     assert "margin 0.2" not in zero.stdout and f"| {WORKLOAD} | " in zero.stdout
 
 
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_a_check_on_later_seeds_runs_and_tables_those_seeds_only(tmp_path: Path) -> None:
+    out = tmp_path / "later.jsonl.gz"
+    later = _run(tmp_path, "--out", str(out), "--methods", "tpe/none", "--first-seed", "1", "--seeds", "2")
+    assert later.returncode == 0, later.stderr[-2000:]
+    assert "1 studies to run" in later.stderr
+    with gzip.open(out, "rt") as f:
+        assert [json.loads(line)["seed"] for line in f] == [1]
+    assert re.search(rf"\| {WORKLOAD} \| `[^`]+` \| [01]/1, ", later.stdout)
+    # Seeds 0 and 1 from the same file: seed 1 is stored, seed 0 runs, the table counts both.
+    both = _run(tmp_path, "--out", str(out), "--methods", "tpe/none", "--seeds", "2")
+    assert both.returncode == 0, both.stderr[-2000:]
+    assert "1 studies to run" in both.stderr
+    assert re.search(rf"\| {WORKLOAD} \| `[^`]+` \| [012]/2, ", both.stdout)
+
+
 def _replay_pruners():  # the benchmark script as a module (it is not part of the package)
     import importlib.util
 
