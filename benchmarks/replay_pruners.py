@@ -162,12 +162,16 @@ def pick_target(grid: Grid, reach: float) -> str:
 
 
 def recorded_pruner(pruner: str) -> str:
-    """``pruner`` as the stored rows ran it: convtune's pruner without ``exact_margin`` in its
-    name runs at 0, the only value before session 16 (the default is now 0.2), so every stored
-    row replays the same and a setting's name means one thing in every results file."""
-    if not pruner.startswith("time_to_target") or "exact_margin" in pruner:
+    """``pruner`` as the stored rows ran it: convtune's pruner without ``exact_margin`` or
+    ``epsilon_behind`` in its name runs it at 0, the only value before sessions 16 and 18 (the
+    defaults are now 0.2 and 0.1), so every stored row replays the same and a setting's name
+    means one thing in every results file."""
+    if not pruner.startswith("time_to_target"):
         return pruner
-    return pruner + ("+" if ":" in pruner else ":") + "exact_margin=0"
+    for option in ("exact_margin", "epsilon_behind"):
+        if option not in pruner:
+            pruner += ("+" if ":" in pruner else ":") + f"{option}=0"
+    return pruner
 
 
 def _run_one(job: dict[str, Any]) -> dict[str, Any]:

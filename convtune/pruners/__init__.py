@@ -3,6 +3,7 @@
 from convtune.pruners._gap import GapPruner
 from convtune.pruners._time_to_target import (
     DEFAULT_EPSILON,
+    DEFAULT_EPSILON_BEHIND,
     DEFAULT_EXACT_MARGIN,
     DEFAULT_MARGIN,
     LR_SCHEDULE_ATTR,
@@ -15,6 +16,7 @@ from convtune.pruners._time_to_target import (
 
 __all__ = [
     "DEFAULT_EPSILON",
+    "DEFAULT_EPSILON_BEHIND",
     "DEFAULT_EXACT_MARGIN",
     "DEFAULT_MARGIN",
     "GapPruner",

@@ -187,7 +187,7 @@ def test_a_trial_behind_the_median_at_equal_cost_has_a_second_budget_and_one_ahe
     def median_there(cost: int) -> float:
         return float(np.median([curve[cost] for curve in finished.values() if max(curve) >= cost]))
 
-    off = TimeToTargetPruner(TARGET, epsilon=0.01, max_cost=30 * EVERY, prior_trials=0)
+    off = TimeToTargetPruner(TARGET, epsilon=0.01, max_cost=30 * EVERY, prior_trials=0, epsilon_behind=0.0)
     on = TimeToTargetPruner(TARGET, epsilon=0.01, epsilon_behind=0.5, max_cost=30 * EVERY, prior_trials=0)
     with pytest.raises(ValueError, match="epsilon_behind"):
         TimeToTargetPruner(TARGET, epsilon_behind=1.0)
