@@ -432,25 +432,64 @@ def held_out_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list
     ]
     for w in workloads:
         setting, passed = choose_setting(table, [x for x in workloads if x != w])
-        mine, base = table.get((w, f"tpe/{setting}")), table.get((w, "tpe/none"))
-        if mine is None or base is None:
+        cells = _against_baselines(table, w, f"tpe/{setting}")
+        if cells is not None:
+            name = f"{_setting_name(setting)}{'' if passed else ' (none passed: the safest)'}"
+            lines.append(f"| {w} (`{table[(w, 'tpe/none')]['target']}`) | {name} | {cells} |")
+    return lines
+
+
+def _against_baselines(table: dict[tuple[str, str], dict[str, Any]], w: str, method: str) -> str | None:
+    """The held-out table's cells after its setting column: ``method`` on workload ``w`` against
+    no pruning and the best seeded Optuna baseline; None where either row is missing."""
+    mine, base = table.get((w, method)), table.get((w, "tpe/none"))
+    if mine is None or base is None:
+        return None
+    optuna_rows = [(m, table[(w, m)]) for m in OPTUNA if (w, m) in table]
+    if optuna_rows:
+        name, best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"]))
+        short = BASELINE_NAMES[name].split(" (")[0]
+        vs_optuna = f"{short} ({best['hits']}/{best['seeds']}, {_fmt(best['cost'])}) | {_ratio(mine['cost'], best['cost'])}"
+    else:
+        vs_optuna = "not run | –"
+    forecast_share = mine["stops_forecast"] / mine["stops"] if mine["stops"] else 0.0
+    return (
+        f"{mine['hits']}/{mine['seeds']} / {base['hits']}/{base['seeds']} | {mine['found']} / {base['found']} "
+        f"| {_fmt(mine['cost'])} / {_fmt(base['cost'])} | {_ratio(mine['cost'], base['cost'])} | {vs_optuna} "
+        f"| {mine['stopped']:.0%} ({forecast_share:.0%}) "
+        f"| {mine['near_configs_forecast']} of {mine['near_configs']} "
+        f"({mine['near_trials_forecast']} of {mine['near_trials']})"
+    )
+
+
+def method_table(rows: list[dict[str, Any]], method: str) -> list[str]:
+    """One fixed method (e.g. the shipped default) on every workload, in the held-out table's
+    columns, with the hits after the confirm step in place of the setting where rows have it
+    (where a study was replayed with and without the step, only the rows with it count)."""
+    confirmed = {(r["grid"], r["method"]) for r in rows if "confirm_hit" in r}
+    rows = [r for r in rows if "confirm_hit" in r or (r["grid"], r["method"]) not in confirmed]
+    table = summary(rows)
+    after: dict[str, list[bool]] = {}
+    for r in rows:
+        if r["method"] in (method, "tpe/none") and "confirm_hit" in r:
+            after.setdefault(f"{r['grid']} {r['method']}", []).append(bool(r["confirm_hit"]))
+    seeds = sorted({r["seed"] for r in rows})
+    lines = [
+        f"### {method} on every workload (seeds {seeds[0]}–{seeds[-1]})" if seeds else f"### {method}",
+        "",
+        "| workload (target) | hits after confirm: this / unpruned | hits within 10%: this / unpruned "
+        "| found: this / unpruned | median cost-to-10% (full runs): this / unpruned | × unpruned "
+        "| best seeded Optuna baseline (hits, cost) | × best Optuna | trials stopped (by a forecast) "
+        "| near-best configurations (trials) stopped by a forecast |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for w in sorted({w for w, _ in table}):
+        cells = _against_baselines(table, w, method)
+        if cells is None:
             continue
-        optuna_rows = [(m, table[(w, m)]) for m in OPTUNA if (w, m) in table]
-        if optuna_rows:
-            name, best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"]))
-            short = BASELINE_NAMES[name].split(" (")[0]
-            vs_optuna = f"{short} ({best['hits']}/{best['seeds']}, {_fmt(best['cost'])}) | {_ratio(mine['cost'], best['cost'])}"
-        else:
-            vs_optuna = "not run | –"
-        forecast_share = mine["stops_forecast"] / mine["stops"] if mine["stops"] else 0.0
-        lines.append(
-            f"| {w} (`{mine['target']}`) | {_setting_name(setting)}{'' if passed else ' (none passed: the safest)'} "
-            f"| {mine['hits']}/{mine['seeds']} / {base['hits']}/{base['seeds']} | {mine['found']} / {base['found']} "
-            f"| {_fmt(mine['cost'])} / {_fmt(base['cost'])} | {_ratio(mine['cost'], base['cost'])} | {vs_optuna} "
-            f"| {mine['stopped']:.0%} ({forecast_share:.0%}) "
-            f"| {mine['near_configs_forecast']} of {mine['near_configs']} "
-            f"({mine['near_trials_forecast']} of {mine['near_trials']}) |"
-        )
+        mine, base = after.get(f"{w} {method}"), after.get(f"{w} tpe/none")
+        confirmed = f"{sum(mine)}/{len(mine)} / {sum(base)}/{len(base)}" if mine and base else "not run"
+        lines.append(f"| {w} (`{table[(w, 'tpe/none')]['target']}`) | {confirmed} | {cells} |")
     return lines
 
 
@@ -780,6 +819,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--confirm-seeds-from", type=int, default=0)
     parser.add_argument(
+        "--method-table",
+        default=None,
+        metavar="METHOD",
+        help="also table one fixed method (e.g. the shipped default) on every workload against the baselines",
+    )
+    parser.add_argument(
         "--exact-margin",
         type=float,
         default=0.0,
@@ -825,6 +870,8 @@ def main(argv: list[str] | None = None) -> int:
                 confirm_compare_table(seeds_in(args.confirm_seeds_from, args.seeds), *args.confirm_compare)
             )
         )
+    if args.method_table:
+        print("\n" + "\n".join(method_table(rows, args.method_table)))
     if args.fresh_seeds:
         table, window = summary(rows), (args.seeds, args.seeds + args.fresh_seeds)
         workloads = sorted({w for w, _ in table})

@@ -107,6 +107,15 @@ def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_pa
     compare = done.stdout.split("### With the confirm step:")[1]
     assert "within one seed of no pruning's: first on 1 of 1, second on " in compare
 
+    # One fixed method against the baselines, its hits after confirm beside the search's.
+    shown = _run(tmp_path, "--out", str(out), "--table-only", "--method-table", f"tpe/{second.split('/')[1]}")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    table = shown.stdout.split(f"### {second} on every workload (seeds 0–0)")[1]
+    mine, base = (next(r for r in confirmed if r["method"] == m) for m in (second, first))
+    after = f"{int(bool(mine['confirm_hit']))}/1 / {int(bool(base['confirm_hit']))}/1"
+    search = f"{int(bool(mine['hit']))}/1 / {int(bool(base['hit']))}/1"
+    assert re.search(rf"\| {WORKLOAD} \(`[^`]+`\) \| {after} \| {search} \| ", table), table
+
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
 def test_the_fold_settings_replay_at_another_exact_margin(tmp_path: Path) -> None:
