@@ -819,6 +819,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--confirm-seeds-from", type=int, default=0)
     parser.add_argument(
+        "--hits-after-confirm",
+        action="store_true",
+        help="tables (and the fold rule) count the pick after the confirm step as the hit; rows "
+        "without the step are left out",
+    )
+    parser.add_argument(
         "--method-table",
         default=None,
         metavar="METHOD",
@@ -843,6 +849,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.table_only:
         run(args, out)
     stored = read_rows(out)
+    if args.hits_after_confirm:
+        stored = [{**r, "hit": r["confirm_hit"]} for r in stored if "confirm_hit" in r]
 
     def seeds_in(lo: int, hi: int) -> list[dict[str, Any]]:
         return [
