@@ -115,6 +115,12 @@ def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_pa
     after = f"{int(bool(mine['confirm_hit']))}/1 / {int(bool(base['confirm_hit']))}/1"
     search = f"{int(bool(mine['hit']))}/1 / {int(bool(base['hit']))}/1"
     assert re.search(rf"\| {WORKLOAD} \(`[^`]+`\) \| {after} \| {search} \| ", table), table
+    # Counting the pick after confirm as the hit: both columns show the confirmed pick.
+    counted = _run(
+        tmp_path, "--out", str(out), "--table-only", "--hits-after-confirm", "--method-table", second
+    )
+    assert counted.returncode == 0, counted.stderr[-2000:]
+    assert re.search(rf"\| {WORKLOAD} \(`[^`]+`\) \| {after} \| {after} \| ", counted.stdout), counted.stdout
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
