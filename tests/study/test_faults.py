@@ -81,8 +81,15 @@ def test_sigkilled_worker_trial_fails_and_is_retried(backend: str, tmp_path: Pat
     name = services.tag("kill")
     url = f"journal://{tmp_path / 'kill.log'}" if backend == "journal" else services.postgres_url()
     checkpoints = tmp_path / "ckpt"
-    # Journal trials also checkpoint: the retry resumes where the killed trial left off.
-    create_study(name, spec(checkpoint_dir=str(checkpoints)) if backend == "journal" else spec(), url)
+    # Journal trials also checkpoint: the retry resumes where the killed trial left off. No
+    # pruning: a trial stopped between the killer's read and its kill would end COMPLETE and the
+    # kill would land on the worker's next trial (seen in CI once stops came earlier).
+    unpruned = {"pruner": "none"}
+    create_study(
+        name,
+        spec(checkpoint_dir=str(checkpoints), **unpruned) if backend == "journal" else spec(**unpruned),
+        url,
+    )
     killed: list[int] = []
 
     def killer() -> None:
