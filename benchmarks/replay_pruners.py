@@ -133,6 +133,18 @@ def append_row(out: Path, row: dict[str, Any]) -> None:
         sink.write(text)
 
 
+def compact(out: Path) -> None:
+    """Rewrite a ``.gz`` results file as one gzip member: appended row by row, each row is a
+    member of its own and compresses about 3.5x worse. Written beside it, then moved over it."""
+    if out.suffix != ".gz" or not out.exists():
+        return
+    rows = read_rows(out)
+    part = out.with_suffix(".part")
+    with gzip.open(part, "wt", compresslevel=9) as sink:
+        sink.writelines(json.dumps(_jsonable(row)) + "\n" for row in rows)
+    part.replace(out)
+
+
 def use_calibration(path: str | None) -> None:
     """Forecasts in this process calibrate with the table at ``path`` (``None``: the shipped one).
 
@@ -239,6 +251,8 @@ def run(args: argparse.Namespace, out: Path) -> None:
             row = future.result()
             append_row(out, row)
             print(f"[{n}/{len(jobs)}] {row['grid']} {row['method']} seed {row['seed']}", file=sys.stderr)
+    if jobs:
+        compact(out)
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:

@@ -56,6 +56,7 @@ def test_replays_calibrate_per_workload_and_resume_from_a_gzip_results_file(tmp_
     with gzip.open(out, "rt") as f:
         rows = [json.loads(line) for line in f]
     assert sorted(r["method"] for r in rows) == sorted(METHODS)
+    assert _gzip_members(out) == 1  # appended row by row, compacted at the end of the run
     assert all(r["grid"] == WORKLOAD and r["seed"] == 0 and r["spent"] >= 2 for r in rows)
     assert f"| {WORKLOAD} | " in done.stdout  # the all-methods table
     # The every-setting table, with its count of near-best configurations stopped (one workload:
@@ -157,6 +158,17 @@ def test_a_check_on_later_seeds_runs_and_tables_those_seeds_only(tmp_path: Path)
     assert both.returncode == 0, both.stderr[-2000:]
     assert "1 studies to run" in both.stderr
     assert re.search(rf"\| {WORKLOAD} \| `[^`]+` \| [012]/2, ", both.stdout)
+
+
+def _gzip_members(path: Path) -> int:
+    import zlib
+
+    data, members = path.read_bytes(), 0
+    while data:
+        stream = zlib.decompressobj(wbits=31)
+        stream.decompress(data)
+        data, members = stream.unused_data, members + 1
+    return members
 
 
 def _replay_pruners():  # the benchmark script as a module (it is not part of the package)
