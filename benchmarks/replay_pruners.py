@@ -480,13 +480,13 @@ def method_table(rows: list[dict[str, Any]], method: str) -> list[str]:
     """One fixed method (e.g. the shipped default) on every workload, in the held-out table's
     columns, with the hits after the confirm step in place of the setting where rows have it
     (where a study was replayed with and without the step, only the rows with it count)."""
-    confirmed = {(r["grid"], r["method"]) for r in rows if "confirm_hit" in r}
-    rows = [r for r in rows if "confirm_hit" in r or (r["grid"], r["method"]) not in confirmed]
+    with_step = {(r["grid"], r["method"]) for r in rows if "confirm_hit" in r}
+    rows = [r for r in rows if "confirm_hit" in r or (r["grid"], r["method"]) not in with_step]
     table = summary(rows)
-    after: dict[str, list[bool]] = {}
+    after: dict[tuple[str, str], list[bool]] = {}
     for r in rows:
-        if r["method"] in (method, "tpe/none") and "confirm_hit" in r:
-            after.setdefault(f"{r['grid']} {r['method']}", []).append(bool(r["confirm_hit"]))
+        if "confirm_hit" in r:
+            after.setdefault((r["grid"], r["method"]), []).append(bool(r["confirm_hit"]))
     seeds = sorted({r["seed"] for r in rows})
     lines = [
         f"### {method} on every workload (seeds {seeds[0]}–{seeds[-1]})" if seeds else f"### {method}",
@@ -501,7 +501,7 @@ def method_table(rows: list[dict[str, Any]], method: str) -> list[str]:
         cells = _against_baselines(table, w, method)
         if cells is None:
             continue
-        mine, base = after.get(f"{w} {method}"), after.get(f"{w} tpe/none")
+        mine, base = after.get((w, method)), after.get((w, "tpe/none"))
         confirmed = f"{sum(mine)}/{len(mine)} / {sum(base)}/{len(base)}" if mine and base else "not run"
         lines.append(f"| {w} (`{table[(w, 'tpe/none')]['target']}`) | {confirmed} | {cells} |")
     return lines

@@ -31,7 +31,6 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import optuna
 
@@ -72,11 +71,11 @@ def plain_storage(url: str) -> optuna.storages.BaseStorage:
     if url.startswith(("redis://", "rediss://")):
         from optuna.storages.journal import JournalRedisBackend, JournalStorage
 
-        # A journal of its own beside convtune's (``?prefix=`` is convtune's, not redis-py's).
-        parts = urlsplit(url)
-        query = dict(parse_qsl(parts.query))
-        prefix = query.pop("prefix", "")
-        url = urlunsplit(parts._replace(query=urlencode(query)))
+        from convtune.storage.backends import _split_prefix
+
+        # A journal of its own beside convtune's (``?prefix=`` is convtune's, not redis-py's),
+        # the URL split as ``open_storage`` splits it.
+        url, prefix = _split_prefix(url)
         return JournalStorage(JournalRedisBackend(url, prefix=f"{prefix}-plain" if prefix else "plain"))
     if url.startswith("postgresql"):
         interval, grace = heartbeat_settings()
