@@ -25,6 +25,7 @@ from convtune.errors import ConfigError
 PRUNER_OPTIONS = (
     "epsilon",
     "epsilon_behind",
+    "epsilon_before_incumbent",
     "exact_margin",
     "margin",
     "rung_ratio",

@@ -204,6 +204,14 @@ class TimeToTargetPruner(BasePruner):
             off. The forecast vetoes the equal-cost verdict wherever it still gives the trial a
             fair chance. :data:`DEFAULT_EPSILON_BEHIND` (0.1) stopped no near-best
             configuration by a forecast in the corpus replays and made studies cheaper.
+        epsilon_before_incumbent:
+            The whole-life budget of the decisions taken before any trial has reached the
+            target (reason ``cannot-reach-by-max-cost``), in place of ``epsilon``; ``None``
+            (the default) uses ``epsilon``. Such a decision asks whether the trial can reach the
+            target at all within ``max_cost``, and a near-best configuration reaches it far
+            inside that, so its risk to the winner is smaller than a decision against the
+            incumbent's time; trials that never reach and run to ``max_cost`` are where most of
+            a pruned study's cost goes before its first success (docs/benchmarks.md).
         exact_margin:
             The stop that needs no forecast (``slower-than-measured-best``) waits until the
             trial has spent ``1 + exact_margin`` times the measured best's time-to-target. That
@@ -228,6 +236,7 @@ class TimeToTargetPruner(BasePruner):
         steady_reports: int = 3,
         epsilon_behind: float = DEFAULT_EPSILON_BEHIND,
         exact_margin: float = DEFAULT_EXACT_MARGIN,
+        epsilon_before_incumbent: float | None = None,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -245,6 +254,8 @@ class TimeToTargetPruner(BasePruner):
             raise ValueError(f"epsilon_behind must be in [0, 1), got {epsilon_behind}")
         if exact_margin < 0:
             raise ValueError(f"exact_margin must be >= 0, got {exact_margin}")
+        if epsilon_before_incumbent is not None and not 0.0 <= epsilon_before_incumbent < 1.0:
+            raise ValueError(f"epsilon_before_incumbent must be in [0, 1), got {epsilon_before_incumbent}")
         self._target = Target.parse(target)
         self._epsilon = epsilon
         self._n_warmup_reports = n_warmup_reports
@@ -256,6 +267,7 @@ class TimeToTargetPruner(BasePruner):
         self._steady_reports = steady_reports
         self._epsilon_behind = epsilon_behind
         self._exact_margin = exact_margin
+        self._epsilon_before_incumbent = epsilon if epsilon_before_incumbent is None else epsilon_before_incumbent
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -349,13 +361,14 @@ class TimeToTargetPruner(BasePruner):
         if forecast.diverged:
             return PruneDecision(True, "diverged", forecast, incumbent, 0.0, self._epsilon)
         if math.isfinite(incumbent):
-            bar, reason = incumbent * (1.0 + self._margin), "cannot-beat-incumbent"
+            bar, reason, epsilon = incumbent * (1.0 + self._margin), "cannot-beat-incumbent", self._epsilon
         else:
             bar, reason = self._cap(trial), "cannot-reach-by-max-cost"
+            epsilon = self._epsilon_before_incumbent
         if not math.isfinite(bar):
             return PruneDecision(False, "no-bar", forecast, incumbent)
         rungs = self.n_rungs(trial, costs, bar)
-        threshold = self._epsilon / rungs
+        threshold = epsilon / rungs
         probability = reach_probability(forecast, bar)
         steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
         if probability < threshold and not steady:

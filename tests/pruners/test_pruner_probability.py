@@ -218,3 +218,54 @@ def test_a_trial_behind_the_median_at_equal_cost_has_a_second_budget_and_one_ahe
                 break
     assert behind_stops[(0.004, 1.5)] == 1, behind_stops  # far behind: stopped on the second budget
     assert behind_stops[(0.08, 1.5)] == 0, behind_stops  # ahead all along
+
+
+def test_before_any_trial_reaches_the_decisions_spend_their_own_budget() -> None:
+    # epsilon_before_incumbent replaces epsilon only while no trial has reached the target (the
+    # bar is then max_cost); once one has, decisions against the incumbent use epsilon again.
+    default = TimeToTargetPruner(TARGET, epsilon=0.01, max_cost=30 * EVERY, prior_trials=0, epsilon_behind=0.0)
+    looser = TimeToTargetPruner(
+        TARGET, epsilon=0.01, epsilon_before_incumbent=0.3, max_cost=30 * EVERY, prior_trials=0, epsilon_behind=0.0
+    )
+    with pytest.raises(ValueError, match="epsilon_before_incumbent"):
+        TimeToTargetPruner(TARGET, epsilon_before_incumbent=1.0)
+    study = optuna.create_study(pruner=default)
+    extra_stops = 0
+    for speed, floor in ((0.002, 1.85), (0.003, 1.8), (0.004, 1.88), (0.01, 1.89), (0.05, 1.5)):
+        trial = study.ask()
+        for i in range(1, 30):
+            trial.report(loss(speed, floor, i * EVERY), step=i * EVERY)
+            frozen = study._storage.get_trial(trial._trial_id)
+            a, b = default.decide(study, frozen), looser.decide(study, frozen)
+            if a.prune:
+                assert b.prune  # the looser budget only adds stops
+            if b.reason == "cannot-reach-by-max-cost" and b.probability is not None:
+                assert b.threshold == pytest.approx(30 * a.threshold)  # 0.3 / n against 0.01 / n
+            if b.prune and not a.prune:
+                assert b.reason == "cannot-reach-by-max-cost", b
+                assert a.threshold <= b.probability < b.threshold, (a, b)
+                extra_stops += 1
+            if a.prune or b.prune:
+                break
+        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    assert extra_stops >= 1  # the test must exercise the looser budget
+
+    # With an incumbent both judge against its time on the same epsilon.
+    study.add_trial(
+        optuna.trial.create_trial(
+            value=5 * EVERY,
+            intermediate_values={i * EVERY: 2.5 - 0.15 * i for i in range(1, 6)},
+            distributions={},
+            params={},
+            user_attrs={"time_to_target": 5 * EVERY},
+        )
+    )
+    trial = study.ask()
+    for i in range(1, 5):
+        trial.report(loss(0.003, 1.8, i * EVERY), step=i * EVERY)
+        frozen = study._storage.get_trial(trial._trial_id)
+        a, b = default.decide(study, frozen), looser.decide(study, frozen)
+        assert math.isfinite(a.incumbent) and a.reason != "cannot-reach-by-max-cost", a
+        assert (a.prune, a.reason, a.threshold) == (b.prune, b.reason, b.threshold)
+        if a.prune:
+            break
