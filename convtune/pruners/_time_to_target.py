@@ -267,7 +267,9 @@ class TimeToTargetPruner(BasePruner):
         self._steady_reports = steady_reports
         self._epsilon_behind = epsilon_behind
         self._exact_margin = exact_margin
-        self._epsilon_before_incumbent = epsilon if epsilon_before_incumbent is None else epsilon_before_incumbent
+        self._epsilon_before_incumbent = (
+            epsilon if epsilon_before_incumbent is None else epsilon_before_incumbent
+        )
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0

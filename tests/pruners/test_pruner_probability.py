@@ -223,9 +223,16 @@ def test_a_trial_behind_the_median_at_equal_cost_has_a_second_budget_and_one_ahe
 def test_before_any_trial_reaches_the_decisions_spend_their_own_budget() -> None:
     # epsilon_before_incumbent replaces epsilon only while no trial has reached the target (the
     # bar is then max_cost); once one has, decisions against the incumbent use epsilon again.
-    default = TimeToTargetPruner(TARGET, epsilon=0.01, max_cost=30 * EVERY, prior_trials=0, epsilon_behind=0.0)
+    default = TimeToTargetPruner(
+        TARGET, epsilon=0.01, max_cost=30 * EVERY, prior_trials=0, epsilon_behind=0.0
+    )
     looser = TimeToTargetPruner(
-        TARGET, epsilon=0.01, epsilon_before_incumbent=0.3, max_cost=30 * EVERY, prior_trials=0, epsilon_behind=0.0
+        TARGET,
+        epsilon=0.01,
+        epsilon_before_incumbent=0.3,
+        max_cost=30 * EVERY,
+        prior_trials=0,
+        epsilon_behind=0.0,
     )
     with pytest.raises(ValueError, match="epsilon_before_incumbent"):
         TimeToTargetPruner(TARGET, epsilon_before_incumbent=1.0)
