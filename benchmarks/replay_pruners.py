@@ -38,7 +38,7 @@ import importlib.util
 import json
 import math
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -507,6 +507,49 @@ def method_table(rows: list[dict[str, Any]], method: str) -> list[str]:
     return lines
 
 
+COST_COLUMNS = (
+    ("budget (before any reached)", "ran to max_cost, before any trial reached"),
+    ("budget", "ran to max_cost, later"),
+    ("stopped: slower-than-measured-best", "stopped: slower than the measured best"),
+    ("stopped: cannot-beat-incumbent", "stopped: cannot beat the incumbent"),
+    ("stopped: behind-and-unlikely", "stopped: behind and unlikely"),
+    ("stopped: cannot-reach-by-max-cost", "stopped: cannot reach by max_cost"),
+    ("reached", "reached"),
+)
+
+
+def cost_breakdown_table(rows: list[dict[str, Any]], method: str) -> list[str]:
+    """Where ``method``'s studies spent their cost: full runs per study (mean over seeds) until
+    the cost-to-10% (all of the budget on a miss), by how each trial ended (the rows'
+    ``cost_by_end``); "other" sums the rest (diverged, out of memory, failed)."""
+    group = [r for r in rows if r["method"] == method and "cost_by_end" in r]
+    lines = [
+        f"### Where {method}'s cost went (full runs per study until its cost-to-10%, all of it on a miss)",
+        "",
+        "| workload | studies | hits | full runs per study | "
+        + " | ".join(label for _, label in COST_COLUMNS)
+        + " | other |",
+        "|---|---|---|---|" + "---|" * (len(COST_COLUMNS) + 1),
+    ]
+    known = {key for key, _ in COST_COLUMNS}
+    for w in sorted({r["grid"] for r in group}):
+        studies = [r for r in group if r["grid"] == w]
+        n = len(studies)
+        per: dict[str, float] = defaultdict(float)
+        for r in studies:
+            for kind, cost in r["cost_by_end"].items():
+                # Kinds after the first success lose the marker; "reached" counts both phases.
+                key = kind if kind in known else kind.removesuffix(" (before any reached)")
+                per[key if key in known else "other"] += cost / n
+        total = sum(per.values())
+        cells = " | ".join(f"{per.get(key, 0.0):.2f}" for key, _ in COST_COLUMNS)
+        hits = sum(bool(r["hit"]) for r in studies)
+        lines.append(f"| {w} | {n} | {hits} | {total:.1f} | {cells} | {per.get('other', 0.0):.2f} |")
+    if not group:
+        lines.append(f"(no rows of {method} carry cost_by_end: they were replayed before it was recorded)")
+    return lines
+
+
 def fresh_seed_table(
     fit: dict[tuple[str, str], dict[str, Any]],
     fresh: dict[tuple[str, str], dict[str, Any]],
@@ -845,6 +888,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also table one fixed method (e.g. the shipped default) on every workload against the baselines",
     )
     parser.add_argument(
+        "--cost-breakdown",
+        default=None,
+        metavar="METHOD",
+        help="also table where one method's studies spent their cost, by how trials ended",
+    )
+    parser.add_argument(
         "--exact-margin",
         type=float,
         default=0.0,
@@ -894,6 +943,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.method_table:
         print("\n" + "\n".join(method_table(rows, args.method_table)))
+    if args.cost_breakdown:
+        print("\n" + "\n".join(cost_breakdown_table(rows, args.cost_breakdown)))
     if args.fresh_seeds:
         table, window = summary(rows), (args.seeds, args.seeds + args.fresh_seeds)
         workloads = sorted({w for w, _ in table})

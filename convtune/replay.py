@@ -507,6 +507,23 @@ def replay_spec(grid: Grid, spec: StudySpec | Mapping[str, Any] | None = None) -
     return out
 
 
+def end_kind(record: TrialRecord, *, first_success: bool) -> str:
+    """How a replayed trial ended, for ``cost_by_end``: its status, or for a stopped trial the
+    stop's reason (``stopped: cannot-beat-incumbent``), marked ``(before any reached)`` when no
+    earlier trial had reached the target (a pruner then has only ``max_cost`` to judge by).
+
+    Example:
+        >>> from convtune.config.record import TrialRecord, TrialStatus
+        >>> record = TrialRecord(number=0, state="COMPLETE", value=None, params={}, status=TrialStatus.BUDGET)
+        >>> end_kind(record, first_success=True)
+        'budget (before any reached)'
+    """
+    status = record.status.value if record.status is not None else "unknown"
+    if record.status is TrialStatus.STOPPED and record.reason:
+        status = "stopped: " + str(record.reason).removeprefix("pruned: ")
+    return status + (" (before any reached)" if first_success else "")
+
+
 def replay_study(
     grid: Grid,
     spec: StudySpec,
@@ -527,7 +544,9 @@ def replay_study(
     (full runs spent when the pick became, for good, such a configuration; ``inf`` on a miss),
     ``stopped_share`` (of trained trials), ``near_best_stopped_share`` (of trained trials of
     near-best configurations) and ``near_best_configurations`` (each near-best configuration
-    trained, as a JSON list of its knobs: the reasons its trials were stopped). With ``resume``
+    trained, as a JSON list of its knobs: the reasons its trials were stopped) and
+    ``cost_by_end`` (full runs spent until ``cost_to_10``, or in all on a miss, by how each
+    trial ended: :func:`end_kind`). With ``resume``
     (the default) stopped trials keep a checkpoint and a repeat of a stopped configuration
     resumes it, as in a study with ``checkpoint_dir``:
     only what it trains past the stop is spent again; ``resumed`` counts such trials.
@@ -623,11 +642,13 @@ def _replay_study(
         # A resumed trial's totals include what the stopped trial it continues had spent.
         return trial, (total - float(record.attrs.get(RESUMED_AT_ATTR) or 0.0)) / full_run
 
+    ends: list[tuple[float, str]] = []  # per trial: full runs spent, how it ended
     while spent < budget and n_trials < limit:
         trial, cost = run_one(n_trials)
         n_trials += 1
         spent += cost
         record = TrialRecord.of(trial)
+        ends.append((cost, end_kind(record, first_success=measured is None)))
         if record.reached and trial.value is not None:
             if measured is None or trial.value < measured[0]:
                 measured = (trial.value, trial.number)
@@ -638,6 +659,13 @@ def _replay_study(
             if not within:
                 break
             cost_to_10 = spent_then
+    # What the study spent until its cost-to-10% (all of it on a miss), by how trials ended.
+    cost_by_end: dict[str, float] = {}
+    for (cost, kind), (spent_then, _) in zip(ends, events, strict=True):
+        if spent_then - cost >= cost_to_10:
+            break
+        if cost > 0:
+            cost_by_end[kind] = cost_by_end.get(kind, 0.0) + cost
     trials = records(study)
     trained = [t for t in trials if t.status in TRAINED]
     stopped = [t for t in trained if t.status is TrialStatus.STOPPED]
@@ -700,6 +728,7 @@ def _replay_study(
         "stop_reasons": [t.reason for t in stopped],
         "near_best_stop_reasons": [t.reason for t in near_stopped],
         "near_best_configurations": near_configs,
+        "cost_by_end": cost_by_end,
         **confirmed,
     }
 

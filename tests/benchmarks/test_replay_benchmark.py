@@ -63,8 +63,23 @@ def test_replays_calibrate_per_workload_and_resume_from_a_gzip_results_file(tmp_
     # no other to choose a setting on, so no held-out row).
     assert "| time_to_target, ε 0.03 | " in done.stdout and " by a forecast |" in done.stdout
 
-    again = _run(tmp_path, "--calibration-dir", str(folds), "--out", str(out), "--misses")
+    again = _run(
+        tmp_path,
+        "--calibration-dir",
+        str(folds),
+        "--out",
+        str(out),
+        "--misses",
+        "--cost-breakdown",
+        METHODS[1],
+    )
     assert again.returncode == 0, again.stderr[-2000:]
+    # Where the pruned study's cost went: its whole spend on a miss, up to cost-to-10% on a hit.
+    (pruned,) = [r for r in rows if r["method"] == METHODS[1]]
+    total = pruned["cost_to_10"] if pruned["hit"] else pruned["spent"]
+    breakdown = again.stdout.split(f"### Where {METHODS[1]}'s cost went")[1]
+    assert f"| {WORKLOAD} | 1 | {int(pruned['hit'])} | {total:.1f} | " in breakdown
+    assert sum(pruned["cost_by_end"].values()) == pytest.approx(total)
     assert "0 studies to run" in again.stderr
     # What studies that found a near-best configuration and still missed picked instead.
     misses = again.stdout.split("### Studies that found a near-best configuration and missed")[1]

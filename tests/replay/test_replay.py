@@ -215,3 +215,22 @@ def test_the_confirm_step_reruns_the_measured_best_and_runners_up_on_their_other
         assert (row["confirm_spent"] > 0) == math.isfinite(row["pick_ratio"])
         spent.append(row["confirm_spent"])
     assert any(s > 0 for s in spent)
+
+
+def test_a_row_splits_what_the_study_spent_by_how_its_trials_ended() -> None:
+    from convtune.replay import replay_study
+
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    rows = [replay_study(grid, spec, seed=s, budget=4, pruner="time_to_target") for s in range(3)]
+    kinds = set()
+    for row in rows:
+        split = row["cost_by_end"]
+        kinds |= set(split)
+        assert all(cost > 0 for cost in split.values())
+        # Up to the cost-to-10% on a hit (the trial that made it included), all of it on a miss.
+        total = sum(split.values())
+        assert total == pytest.approx(row["cost_to_10"] if row["hit"] else row["spent"])
+    # The first trial always runs before any reached; stops carry their reason.
+    assert any(k.endswith("(before any reached)") for k in kinds), kinds
+    assert all(not k.startswith("stopped") or k.startswith("stopped: ") for k in kinds), kinds
