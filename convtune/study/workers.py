@@ -233,24 +233,29 @@ class _Supervisor:
         self.busy = self.ctx.Array("b", len(slices))
         self.stop = self.ctx.Event()  # set on any stop: workers claim no more trials
         self.stop_signal = self.ctx.Value("i", 0, lock=False)  # the signal the workers were sent
-        self.events: Any = self.ctx.Queue()
+        # One event queue per worker process: a worker killed while it writes (SIGKILL, the OOM
+        # killer) leaves its queue's write lock held for good, and on a shared queue every other
+        # worker's next write, and its exit, would wait on that lock forever.
+        self.queues: dict[int, Any] = {}
+        self.on_event: Callable[[TrialEvent], None] | None = None
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.report = WorkerReport()
         self.procs: dict[int, Any] = {}
         self.stopping = threading.Event()
 
     def run(self, on_event: Callable[[TrialEvent], None] | None, max_restarts: int) -> None:
+        self.on_event = on_event
         self.procs = {i: self.start(i, 0) for i in range(len(self.slices))}
         previous = {sig: signal.signal(sig, self.forward) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             while self.procs:
-                _drain(self.events, on_event, self.report, self.note, timeout=0.2)
+                self.drain(wait=0.2)
                 for index, proc in list(self.procs.items()):
                     if not proc.is_alive():
                         self.reap(index, proc, max_restarts)
                 if self.report.error is not None and not self.stopping.is_set():
                     self.stop_all(signal.SIGINT)  # a user error in one worker is every worker's
-            _drain(self.events, on_event, self.report, self.note, timeout=0)
+            self.drain(wait=0)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -262,7 +267,19 @@ class _Supervisor:
         elif self.report.stopped_by:
             self.report.exit_status = 128 + self.report.stopped_by  # 130 after Ctrl-C, 143 after SIGTERM
 
+    def drain(self, wait: float) -> None:
+        """Take every worker's waiting events; with none, wait ``wait`` seconds."""
+        got = False
+        for events in list(self.queues.values()):
+            got |= _drain(events, self.on_event, self.report, self.note, timeout=0)
+        if not got and wait:
+            time.sleep(wait)
+
     def start(self, index: int, restart: int) -> Any:
+        previous = self.queues.get(index)
+        if previous is not None:  # a restart: what the dead worker sent is read before its queue goes
+            _drain(previous, self.on_event, self.report, self.note, timeout=0)
+        events = self.queues[index] = self.ctx.Queue()
         proc = self.ctx.Process(
             target=_worker_main,
             name=f"convtune-worker-{index}",
@@ -272,7 +289,7 @@ class _Supervisor:
                 self.options,
                 self.slices[index],
                 worker_seed(self.seed, index, restart),
-                _Shared(self.remaining, self.busy, self.stop, self.stop_signal, self.events),
+                _Shared(self.remaining, self.busy, self.stop, self.stop_signal, events),
                 self.deadline and max(1.0, self.deadline - time.monotonic()),
             ),
         )
@@ -374,16 +391,18 @@ def _drain(
     report: WorkerReport,
     note: Callable[[str], None],
     timeout: float,
-) -> None:
+) -> bool:
+    """Handle the events waiting on ``events`` (the first awaited up to ``timeout``); whether
+    there were any."""
     from convtune.study.objective import TrialEvent
 
-    wait = timeout
+    wait, got = timeout, False
     while True:
         try:
             kind, payload = events.get(timeout=wait) if wait else events.get_nowait()
         except (queue.Empty, EOFError, OSError):
-            return
-        wait = 0
+            return got
+        wait, got = 0, True
         if kind == "event" and on_event is not None:
             on_event(TrialEvent(**payload))
         elif kind == "error" and report.error is None:
