@@ -194,12 +194,17 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     use_calibration(job.get("calibration"))
     grid = load_grid(job["path"])
     spec = replay_spec(grid, {"target": job["target"]})
+    pruner: Any = recorded_pruner(job["pruner"])
+    if job["pruner"].startswith("oracle:"):
+        from oracles import ORACLES  # beside this script
+
+        pruner = ORACLES[job["pruner"].removeprefix("oracle:")]
     row = replay_study(
         grid,
         spec,
         seed=job["seed"],
         budget=job["budget"],
-        pruner=recorded_pruner(job["pruner"]),
+        pruner=pruner,
         sampler=job["sampler"],
         confirm_seeds=job.get("confirm", 0),
     )
@@ -504,6 +509,48 @@ def method_table(rows: list[dict[str, Any]], method: str) -> list[str]:
         mine, base = after.get((w, method)), after.get((w, "tpe/none"))
         confirmed = f"{sum(mine)}/{len(mine)} / {sum(base)}/{len(base)}" if mine and base else "not run"
         lines.append(f"| {w} (`{table[(w, 'tpe/none')]['target']}`) | {confirmed} | {cells} |")
+    return lines
+
+
+ORACLE_METHODS = ("tpe/oracle:perfect-forecast", "tpe/oracle:clairvoyant", "tpe/oracle:clairvoyant-1")
+DEFAULT_METHOD = "tpe/time_to_target:epsilon=0.01+epsilon_behind=0.1+exact_margin=0.2"
+
+
+def oracle_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Median cost-to-10% (full runs; hits of the seeds) of no pruning, the shipped default, the
+    oracles of ``benchmarks/oracles.py`` and the best seeded Optuna baseline, and each oracle's
+    cost over the best baseline's: how far forecasts, or any pruner, could take the default."""
+    rows = [r for r in rows if r["method"] in (*ORACLE_METHODS, DEFAULT_METHOD, "tpe/none", *OPTUNA)]
+    table = summary(rows)
+    names = ("perfect forecast", "clairvoyant at report 2", "clairvoyant at report 1")
+    lines = [
+        "| workload | unpruned | default | "
+        + " | ".join(names)
+        + " | best Optuna baseline | "
+        + " | ".join(f"{n} × best Optuna" for n in names)
+        + " |",
+        "|---|" + "---|" * (3 + 2 * len(names)),
+    ]
+
+    def cell(w: str, method: str) -> str:
+        s = table.get((w, method))
+        return f"{_fmt(s['cost'])} ({s['hits']}/{s['seeds']})" if s else "not run"
+
+    for w in sorted({w for w, _ in table}):
+        optuna_rows = [(m, table[(w, m)]) for m in OPTUNA if (w, m) in table]
+        best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"])) if optuna_rows else None
+        best_cell = f"{BASELINE_NAMES[best[0]].split(' (')[0]}: {cell(w, best[0])}" if best else "not run"
+        ratios = [
+            _ratio(table[(w, m)]["cost"], best[1]["cost"]) if best and (w, m) in table else "–"
+            for m in ORACLE_METHODS
+        ]
+        lines.append(
+            f"| {w} | {cell(w, 'tpe/none')} | {cell(w, DEFAULT_METHOD)} | "
+            + " | ".join(cell(w, m) for m in ORACLE_METHODS)
+            + f" | {best_cell} | "
+            + " | ".join(ratios)
+            + " |"
+        )
     return lines
 
 
@@ -848,6 +895,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--table-only", action="store_true")
     parser.add_argument(
+        "--also",
+        nargs="*",
+        default=[],
+        metavar="FILE",
+        help="results files whose rows join --out's in the tables (e.g. the baselines of the same seeds)",
+    )
+    parser.add_argument(
+        "--oracle-table",
+        action="store_true",
+        help="also table the oracle pruners (methods tpe/oracle:NAME, benchmarks/oracles.py) against "
+        "the default and the best Optuna baseline",
+    )
+    parser.add_argument(
         "--misses",
         action="store_true",
         help="also print what studies that found a near-best configuration but missed picked instead",
@@ -911,7 +971,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or HERE / "data" / f"replay_pruners_b{args.budget:g}.jsonl")
     if not args.table_only:
         run(args, out)
-    stored = read_rows(out)
+    stored = read_rows(out) + [row for also in args.also for row in read_rows(Path(also))]
     if args.hits_after_confirm:
         stored = [{**r, "hit": r["confirm_hit"]} for r in stored if "confirm_hit" in r]
 
@@ -945,6 +1005,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + "\n".join(method_table(rows, args.method_table)))
     if args.cost_breakdown:
         print("\n" + "\n".join(cost_breakdown_table(rows, args.cost_breakdown)))
+    if args.oracle_table:
+        print("\n" + "\n".join(oracle_table(rows)))
     if args.fresh_seeds:
         table, window = summary(rows), (args.seeds, args.seeds + args.fresh_seeds)
         workloads = sorted({w for w, _ in table})

@@ -88,6 +88,11 @@ class RecordedRun:
 
 ConfigKey = tuple[Any, ...]
 
+PrunerFactory = Callable[["ReplayExecutor", StudySpec], optuna.pruners.BasePruner]
+"""Builds a pruner for one replayed study from its executor and spec: a pruner of your own, or a
+benchmark's oracle (the executor's ``last`` names the configuration and recorded seed of the
+run in progress, so an oracle can read the curve it will report)."""
+
 
 @dataclass
 class Grid:
@@ -530,7 +535,7 @@ def replay_study(
     *,
     seed: int,
     budget: float,
-    pruner: str = "time_to_target",
+    pruner: str | PrunerFactory = "time_to_target",
     sampler: str = "tpe",
     max_trials: int | None = None,
     resume: bool = True,
@@ -550,6 +555,10 @@ def replay_study(
     (the default) stopped trials keep a checkpoint and a repeat of a stopped configuration
     resumes it, as in a study with ``checkpoint_dir``:
     only what it trains past the stop is spent again; ``resumed`` counts such trials.
+
+    ``pruner`` is a name (:func:`make_replay_pruner`) or a :data:`PrunerFactory`, called once
+    with the study's executor and spec, to replay a pruner of your own; the row's ``pruner`` is
+    then the factory's ``__name__``.
 
     With ``confirm_seeds`` > 0 the study then does what ``convtune study confirm --measured``
     does: its measured best and runners-up (at most :data:`CONFIRM_TOP` configurations) run
@@ -579,7 +588,7 @@ def _replay_study(
     *,
     seed: int,
     budget: float,
-    pruner: str,
+    pruner: str | PrunerFactory,
     sampler: str,
     max_trials: int | None,
     confirm_seeds: int = 0,
@@ -602,7 +611,9 @@ def _replay_study(
             study_name=f"replay-seed{seed}",
             direction="minimize",
             sampler=make_replay_sampler(sampler, spec, seed),
-            pruner=make_replay_pruner(pruner, spec, n_evals),
+            pruner=make_replay_pruner(pruner, spec, n_evals)
+            if isinstance(pruner, str)
+            else pruner(executor, spec),
         )
     set_study_attr(study, SPEC_ATTR, spec.to_dict())
     configs: dict[int, ConfigKey] = {}
@@ -710,7 +721,7 @@ def _replay_study(
     return {
         "grid": grid.workload,
         "target": spec.target,
-        "pruner": pruner,
+        "pruner": pruner if isinstance(pruner, str) else getattr(pruner, "__name__", repr(pruner)),
         "sampler": sampler,
         "seed": seed,
         "budget": budget,

@@ -1,0 +1,126 @@
+"""Oracle pruners for tuner replays: how cheap could a pruned study be, knowing the future?
+
+Each is a :data:`convtune.replay.PrunerFactory`: it reads the run the replay executor is
+replaying (``executor.last``) and so knows what no pruner can. Replayed through the same
+executor, sampler and seeds as the shipped pruner and the Optuna baselines
+(``replay_pruners.py --methods tpe/oracle:perfect-forecast``), they bound what a better
+forecaster, or any pruner at all, could save:
+
+* ``perfect-forecast``: the shipped :class:`convtune.pruners.TimeToTargetPruner` (its rungs,
+  warm-up, margins, exact stop and options) whose forecast is the run's true crossing, so every
+  probability it compares with its budget is 0 or 1. What the default's design would cost with
+  a forecaster that is never wrong: the most that forecasts (issue 16) can buy pruning (issue 17).
+* ``clairvoyant``: stops every trial whose configuration is not near-best (true time-to-target
+  within 10% of the grid's best) at its second report (convtune's first rung) and lets
+  near-best ones run: the floor for any pruner that judges no trial before its second report.
+* ``clairvoyant-1``: the same at the first report, as Optuna's MedianPruner
+  (``n_warmup_steps=0``) and Hyperband (``min_resource=1``) may stop: the floor for any pruner.
+
+Example:
+    >>> from convtune.replay import load_grid, replay_spec, replay_study
+    >>> grid = load_grid("tests/data/tiny_grid.jsonl")                        # doctest: +SKIP
+    >>> spec = replay_spec(grid, {"target": "val_error<=0.2"})               # doctest: +SKIP
+    >>> row = replay_study(grid, spec, seed=0, budget=6, pruner=ORACLES["clairvoyant"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial
+
+from convtune.config.record import step_scale
+from convtune.config.spec import StudySpec
+from convtune.curves import Forecast, time_to_target
+from convtune.pruners import TimeToTargetPruner
+from convtune.replay import NEAR_BEST, ReplayExecutor
+
+
+def _replayed_run(executor: ReplayExecutor) -> Any:
+    if executor.last is None:
+        raise RuntimeError("an oracle pruner was asked about a trial the executor is not replaying")
+    key, seed = executor.last
+    return next(r for r in executor.grid.configurations[key] if r.seed == seed)
+
+
+class PerfectForecastPruner(TimeToTargetPruner):
+    """The shipped pruner with a forecast that is never wrong: the replayed run's true crossing.
+
+    Everything else (rungs doubling from the second report, ``epsilon / rungs``, the second
+    budget, the incumbent's margin, the exact stop at ``1 + exact_margin`` times the measured
+    best's time) is the default's, so the difference to the default is what its forecasts cost.
+    The "still improving steadily" veto is off: a perfect forecast needs no second opinion.
+    """
+
+    executor: ReplayExecutor
+    cost: str
+
+    def _forecast(self, trial: FrozenTrial, prior: Any, costs: Any = None, values: Any = None) -> Forecast:
+        run = _replayed_run(self.executor)
+        # Trials report in step units (milliseconds where cost is time), as the pruner reads them.
+        crossing = step_scale(self.cost) * time_to_target(run.costs(self.cost), run.metric, self._target)
+        reported = float(costs[-1]) if costs is not None and len(costs) else 0.0
+        if crossing <= reported:
+            return Forecast(crossing, crossing, crossing, True, 1.0, 0.8, model="measured")
+        if not math.isfinite(crossing):
+            return Forecast(math.inf, math.inf, math.inf, False, 0.0, 0.8, model="oracle")
+        # One knot: the crossing comes by ``cost`` with probability 1 from ``crossing`` on, else 0.
+        return Forecast(
+            crossing,
+            crossing,
+            crossing,
+            False,
+            1.0,
+            0.8,
+            model="oracle",
+            cdf_costs=(crossing,),
+            cdf_probs=(1.0,),
+        )
+
+    def _improving(self, costs: Any, values: Any, cap: float) -> bool:
+        return False
+
+
+def perfect_forecast(executor: ReplayExecutor, spec: StudySpec) -> optuna.pruners.BasePruner:
+    """The default pruner, as ``spec`` builds it, with a perfect forecast."""
+    pruner = PerfectForecastPruner.for_spec(spec, **spec.pruner_options)
+    pruner.executor, pruner.cost = executor, spec.cost
+    return pruner
+
+
+class ClairvoyantPruner(optuna.pruners.BasePruner):
+    """Stops, at its ``report``-th report, every trial whose configuration is not near-best."""
+
+    def __init__(self, executor: ReplayExecutor, spec: StudySpec, report: int) -> None:
+        self._executor = executor
+        truth = executor.grid.true_time_to_target(spec.target_spec, spec.cost)
+        best = min(truth.values())
+        self._near_best = {k for k, t in truth.items() if math.isfinite(t) and t <= best * (1 + NEAR_BEST)}
+        self._report = report
+
+    def prune(self, study: optuna.study.Study, trial: FrozenTrial) -> bool:
+        if len(trial.intermediate_values) < self._report:
+            return False
+        key, _ = self._executor.last or (None, None)
+        return key not in self._near_best
+
+
+def clairvoyant(executor: ReplayExecutor, spec: StudySpec) -> optuna.pruners.BasePruner:
+    """Stops every trial of a configuration that is not near-best at its second report."""
+    return ClairvoyantPruner(executor, spec, report=2)
+
+
+def clairvoyant_first_report(executor: ReplayExecutor, spec: StudySpec) -> optuna.pruners.BasePruner:
+    """Stops every trial of a configuration that is not near-best at its first report."""
+    return ClairvoyantPruner(executor, spec, report=1)
+
+
+ORACLES: dict[str, Callable[[ReplayExecutor, StudySpec], optuna.pruners.BasePruner]] = {
+    "perfect-forecast": perfect_forecast,
+    "clairvoyant": clairvoyant,
+    "clairvoyant-1": clairvoyant_first_report,
+}
+"""The oracles by the name ``replay_pruners.py`` takes after ``oracle:``."""
