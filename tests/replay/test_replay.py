@@ -234,3 +234,23 @@ def test_a_row_splits_what_the_study_spent_by_how_its_trials_ended() -> None:
     # The first trial always runs before any reached; stops carry their reason.
     assert any(k.endswith("(before any reached)") for k in kinds), kinds
     assert all(not k.startswith("stopped") or k.startswith("stopped: ") for k in kinds), kinds
+
+
+def test_a_pruner_factory_replays_a_pruner_of_your_own() -> None:
+    from convtune.replay import replay_study
+
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    seen: list[tuple[object, object]] = []
+
+    def stop_at_first_report(executor: ReplayExecutor, study_spec: object) -> optuna.pruners.BasePruner:
+        seen.append((executor, study_spec))
+        return optuna.pruners.ThresholdPruner(upper=-1.0)  # any report is above: stop at once
+
+    row = replay_study(grid, spec, seed=0, budget=2, pruner=stop_at_first_report)
+    # Called once per study, with the study's own executor (over this grid) and spec.
+    assert len(seen) == 1 and seen[0][0].grid is grid and seen[0][1].target == TARGET  # type: ignore[attr-defined]
+    assert row["pruner"] == "stop_at_first_report"
+    assert row["trained"] > 0 and row["stopped_share"] == 1.0 and not row["hit"]
+    # One report each: a study spends a twelfth of a run per trial (6144 samples, every 512).
+    assert row["spent"] == pytest.approx(row["trained"] / 12, abs=1 / 12 + 1e-9)
