@@ -458,15 +458,20 @@ def held_out_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list
     return lines
 
 
+def best_optuna(table: dict[tuple[str, str], dict[str, Any]], w: str) -> tuple[str, dict[str, Any]] | None:
+    """The best seeded Optuna baseline on workload ``w``: the most hits, then the lowest cost."""
+    rows = [(m, table[(w, m)]) for m in OPTUNA if (w, m) in table]
+    return min(rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"])) if rows else None
+
+
 def _against_baselines(table: dict[tuple[str, str], dict[str, Any]], w: str, method: str) -> str | None:
     """The held-out table's cells after its setting column: ``method`` on workload ``w`` against
     no pruning and the best seeded Optuna baseline; None where either row is missing."""
     mine, base = table.get((w, method)), table.get((w, "tpe/none"))
     if mine is None or base is None:
         return None
-    optuna_rows = [(m, table[(w, m)]) for m in OPTUNA if (w, m) in table]
-    if optuna_rows:
-        name, best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"]))
+    if (found := best_optuna(table, w)) is not None:
+        name, best = found
         short = BASELINE_NAMES[name].split(" (")[0]
         vs_optuna = f"{short} ({best['hits']}/{best['seeds']}, {_fmt(best['cost'])}) | {_ratio(mine['cost'], best['cost'])}"
     else:
@@ -537,8 +542,7 @@ def oracle_table(rows: list[dict[str, Any]]) -> list[str]:
         return f"{_fmt(s['cost'])} ({s['hits']}/{s['seeds']})" if s else "not run"
 
     for w in sorted({w for w, _ in table}):
-        optuna_rows = [(m, table[(w, m)]) for m in OPTUNA if (w, m) in table]
-        best = min(optuna_rows, key=lambda mb: (-mb[1]["hits"], mb[1]["cost"])) if optuna_rows else None
+        best = best_optuna(table, w)
         best_cell = f"{BASELINE_NAMES[best[0]].split(' (')[0]}: {cell(w, best[0])}" if best else "not run"
         ratios = [
             _ratio(table[(w, m)]["cost"], best[1]["cost"]) if best and (w, m) in table else "–"

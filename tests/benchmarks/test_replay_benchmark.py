@@ -175,6 +175,36 @@ def test_a_check_on_later_seeds_runs_and_tables_those_seeds_only(tmp_path: Path)
     assert re.search(rf"\| {WORKLOAD} \| `[^`]+` \| [012]/2, ", both.stdout)
 
 
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_oracles_replay_by_name_and_table_beside_baselines_stored_in_another_file(tmp_path: Path) -> None:
+    baselines, oracles = tmp_path / "baselines.jsonl.gz", tmp_path / "oracles.jsonl.gz"
+    assert _run(tmp_path, "--out", str(baselines), "--methods", "tpe/none").returncode == 0
+    done = _run(
+        tmp_path,
+        "--out",
+        str(oracles),
+        "--methods",
+        "tpe/oracle:clairvoyant",
+        "--also",
+        str(baselines),
+        "--oracle-table",
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "1 studies to run" in done.stderr  # the baseline's row lives in the other file
+    with gzip.open(oracles, "rt") as f:
+        (row,) = [json.loads(line) for line in f]
+    assert row["method"] == "tpe/oracle:clairvoyant" and row["pruner"] == "clairvoyant"
+    assert row["near_best_stopped_share"] == 0.0
+    line = next(x for x in done.stdout.splitlines() if x.startswith(f"| {WORKLOAD} | ") and "not run" in x)
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    # unpruned (from --also), default (not run), perfect forecast (not run), clairvoyant (this row)
+    with gzip.open(baselines, "rt") as f:
+        (unpruned,) = [json.loads(line) for line in f]
+    assert cells[1].endswith(f"({int(bool(unpruned['hit']))}/1)")
+    assert cells[2] == "not run" and cells[3] == "not run"
+    assert cells[4].endswith(f"({int(bool(row['hit']))}/1)")
+
+
 def _gzip_members(path: Path) -> int:
     import zlib
 
