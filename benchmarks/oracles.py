@@ -10,6 +10,9 @@ forecaster, or any pruner at all, could save:
   warm-up, margins, exact stop and options) whose forecast is the run's true crossing, so every
   probability it compares with its budget is 0 or 1. What the default's design would cost with
   a forecaster that is never wrong: the most that forecasts (issue 16) can buy pruning (issue 17).
+* ``perfect-before-incumbent`` / ``perfect-after-incumbent``: the perfect forecast for one kind
+  of decision only (while no trial has reached the target / against the incumbent's time), the
+  shipped forecast for the other: which of the two the forecasts' cost comes from.
 * ``clairvoyant``: stops every trial whose configuration is not near-best (true time-to-target
   within 10% of the grid's best) at its second report (convtune's first rung) and lets
   near-best ones run: the floor for any pruner that judges no trial before its second report.
@@ -57,8 +60,22 @@ class PerfectForecastPruner(TimeToTargetPruner):
 
     executor: ReplayExecutor
     cost: str
+    # Which decisions get the perfect forecast: "all"; "before" (no trial has reached yet: can
+    # it reach by max_cost?) or "after" (against the incumbent's time); the others the shipped one.
+    decisions: str = "all"
+    _has_incumbent: bool = False
+
+    def _decide(self, study_name: str, trial: FrozenTrial, finished: Any) -> Any:
+        summaries = self._summaries(study_name, finished)
+        self._has_incumbent = math.isfinite(min((s.time_to_target for s in summaries), default=math.inf))
+        return super()._decide(study_name, trial, finished)
+
+    def _knows(self) -> bool:
+        return self.decisions == "all" or (self.decisions == "after") == self._has_incumbent
 
     def _forecast(self, trial: FrozenTrial, prior: Any, costs: Any = None, values: Any = None) -> Forecast:
+        if not self._knows():
+            return super()._forecast(trial, prior, costs, values)
         run = _replayed_run(self.executor)
         # Trials report in step units (milliseconds where cost is time), as the pruner reads them.
         crossing = step_scale(self.cost) * time_to_target(run.costs(self.cost), run.metric, self._target)
@@ -81,14 +98,26 @@ class PerfectForecastPruner(TimeToTargetPruner):
         )
 
     def _improving(self, costs: Any, values: Any, cap: float) -> bool:
-        return False
+        return False if self._knows() else super()._improving(costs, values, cap)
 
 
-def perfect_forecast(executor: ReplayExecutor, spec: StudySpec) -> optuna.pruners.BasePruner:
-    """The default pruner, as ``spec`` builds it, with a perfect forecast."""
+def perfect_forecast(
+    executor: ReplayExecutor, spec: StudySpec, decisions: str = "all"
+) -> optuna.pruners.BasePruner:
+    """The default pruner, as ``spec`` builds it, with a perfect forecast for ``decisions``."""
     pruner = PerfectForecastPruner.for_spec(spec, **spec.pruner_options)
-    pruner.executor, pruner.cost = executor, spec.cost
+    pruner.executor, pruner.cost, pruner.decisions = executor, spec.cost, decisions
     return pruner
+
+
+def perfect_before_incumbent(executor: ReplayExecutor, spec: StudySpec) -> optuna.pruners.BasePruner:
+    """A perfect forecast only while no trial has reached the target (can it reach by max_cost?)."""
+    return perfect_forecast(executor, spec, "before")
+
+
+def perfect_after_incumbent(executor: ReplayExecutor, spec: StudySpec) -> optuna.pruners.BasePruner:
+    """A perfect forecast only once a trial has reached (can it beat the incumbent's time?)."""
+    return perfect_forecast(executor, spec, "after")
 
 
 class ClairvoyantPruner(optuna.pruners.BasePruner):
@@ -120,6 +149,8 @@ def clairvoyant_first_report(executor: ReplayExecutor, spec: StudySpec) -> optun
 
 ORACLES: dict[str, Callable[[ReplayExecutor, StudySpec], optuna.pruners.BasePruner]] = {
     "perfect-forecast": perfect_forecast,
+    "perfect-before-incumbent": perfect_before_incumbent,
+    "perfect-after-incumbent": perfect_after_incumbent,
     "clairvoyant": clairvoyant,
     "clairvoyant-1": clairvoyant_first_report,
 }

@@ -519,6 +519,8 @@ def method_table(rows: list[dict[str, Any]], method: str) -> list[str]:
 
 ORACLE_METHODS = {
     "tpe/oracle:perfect-forecast": "perfect forecast",
+    "tpe/oracle:perfect-before-incumbent": "perfect before any reached",
+    "tpe/oracle:perfect-after-incumbent": "perfect against the incumbent",
     "tpe/oracle:clairvoyant": "clairvoyant at report 2",
     "tpe/oracle:clairvoyant-1": "clairvoyant at report 1",
 }

@@ -49,3 +49,26 @@ def test_the_perfect_forecast_stops_only_what_cannot_beat_the_incumbent_and_cost
     # Knowing the future never costs more here than the shipped forecasts.
     assert sum(r["cost_to_10"] for r in oracle) <= sum(r["cost_to_10"] for r in default) + 1e-9
     assert all(math.isfinite(r["cost_to_10"]) for r in oracle)
+
+
+def test_a_perfect_forecast_for_one_kind_of_decision_leaves_the_other_to_the_shipped_forecast() -> None:
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    rows = {
+        name: [replay_study(grid, spec, seed=s, budget=4, pruner=ORACLES[name]) for s in range(3)]
+        for name in ("perfect-before-incumbent", "perfect-after-incumbent")
+    }
+    before = [
+        (r, p)
+        for row in rows["perfect-before-incumbent"]
+        for r, p in zip(row["stop_reasons"], row["stop_probabilities"], strict=True)
+    ]
+    after = [
+        (r, p)
+        for row in rows["perfect-after-incumbent"]
+        for r, p in zip(row["stop_reasons"], row["stop_probabilities"], strict=True)
+    ]
+    # Certain (probability 0) where it knows; the shipped forecast's own probability elsewhere.
+    assert all(p == 0 for r, p in before if r == "pruned: cannot-reach-by-max-cost")
+    assert all(p == 0 for r, p in after if r == "pruned: cannot-beat-incumbent")
+    assert any(r == "pruned: cannot-beat-incumbent" and p > 0 for r, p in before), before
