@@ -447,6 +447,34 @@ def parse_pruner(name: str) -> tuple[str, dict[str, float]]:
     return base, {key: float(value) for key, _, value in pairs}
 
 
+def is_factory_ref(name: str) -> bool:
+    """Whether a replay's pruner name is a :data:`PrunerFactory` reference, ``file.py:function``
+    or ``package.module:function``, rather than a built-in with options.
+
+    Example:
+        >>> is_factory_ref("mypruners.py:make"), is_factory_ref("time_to_target:epsilon=0.03")
+        (True, False)
+    """
+    base, sep, attr = name.partition(":")
+    return bool(sep) and "." in base and attr.isidentifier()
+
+
+def load_pruner_factory(ref: str) -> PrunerFactory:
+    """The :data:`PrunerFactory` that ``file.py:function`` or ``package.module:function`` names
+    (resolved as a workload reference is; a relative file from the working directory)."""
+    from convtune.errors import WorkloadError
+    from convtune.workloads import resolve_factory
+
+    try:
+        return resolve_factory(ref, base_dir=Path.cwd())
+    except WorkloadError as exc:
+        raise ConfigError(
+            exc.message,
+            where="--pruner",
+            fix="name a pruner factory as file.py:function or package.module:function",
+        ) from None
+
+
 def make_replay_pruner(name: str, spec: StudySpec, n_evals: int) -> optuna.pruners.BasePruner:
     """The pruner a replay names: a spec's pruner (``time_to_target``, ``none``, …) as a study
     would build it, ``time_to_target:epsilon=0.03`` for an option of convtune's pruner, or an
@@ -556,9 +584,10 @@ def replay_study(
     resumes it, as in a study with ``checkpoint_dir``:
     only what it trains past the stop is spent again; ``resumed`` counts such trials.
 
-    ``pruner`` is a name (:func:`make_replay_pruner`) or a :data:`PrunerFactory`, called once
-    with the study's executor and spec, to replay a pruner of your own; the row's ``pruner`` is
-    then the factory's ``__name__``.
+    ``pruner`` is a name (:func:`make_replay_pruner`), or a :data:`PrunerFactory` (or its
+    reference, ``file.py:function``), called once with the study's executor and spec, to replay
+    a pruner of your own; the row's ``pruner`` is then the factory's ``__name__`` (or the
+    reference).
 
     With ``confirm_seeds`` > 0 the study then does what ``convtune study confirm --measured``
     does: its measured best and runners-up (at most :data:`CONFIRM_TOP` configurations) run
@@ -603,6 +632,9 @@ def _replay_study(
     n_evals = int(statistics.median(len(r.curve["samples"]) for r in grid.runs))
     if not math.isfinite(spec.max_cost):
         spec = spec.model_copy(update={"max_cost": float(full_run)})
+    pruner_name = pruner if isinstance(pruner, str) else getattr(pruner, "__name__", repr(pruner))
+    if isinstance(pruner, str) and is_factory_ref(pruner):
+        pruner = load_pruner_factory(pruner)
     executor = ReplayExecutor(grid, seed=seed)
     objective = Objective(spec, executor=executor)
     with warnings.catch_warnings():
@@ -721,7 +753,7 @@ def _replay_study(
     return {
         "grid": grid.workload,
         "target": spec.target,
-        "pruner": pruner if isinstance(pruner, str) else getattr(pruner, "__name__", repr(pruner)),
+        "pruner": pruner_name,
         "sampler": sampler,
         "seed": seed,
         "budget": budget,

@@ -33,7 +33,9 @@ def replay_command(
         list[str] | None,
         typer.Option(
             "--pruner",
-            help="Repeatable: none, time_to_target, time_to_target:epsilon=0.01, median, sha, hyperband.",
+            help="Repeatable: none, time_to_target, time_to_target:epsilon=0.01, median, sha, hyperband, "
+            "or a pruner of your own as file.py:function (a function of the replay's executor and spec "
+            "that returns an Optuna pruner; docs/replay.md).",
         ),
     ] = None,
     sampler: Annotated[

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -254,3 +255,28 @@ def test_a_pruner_factory_replays_a_pruner_of_your_own() -> None:
     assert row["trained"] > 0 and row["stopped_share"] == 1.0 and not row["hit"]
     # One report each: a study spends a twelfth of a run per trial (6144 samples, every 512).
     assert row["spent"] == pytest.approx(row["trained"] / 12, abs=1 / 12 + 1e-9)
+
+
+def test_cli_replays_a_pruner_of_your_own_from_a_file_and_refuses_a_bad_reference(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "mypruners.py").write_text(
+        "import optuna\n\n\n"
+        "def stop_all(executor, spec):\n"
+        "    return optuna.pruners.ThresholdPruner(upper=-1.0)\n"
+    )
+    monkeypatch.chdir(tmp_path)  # a relative file is found from the working directory
+    argv = ["convtune", "replay", str(GRID), "--target", TARGET, "--seeds", "1", "--budget", "2", "--json"]
+    monkeypatch.setattr("sys.argv", [*argv, "--pruner", "mypruners.py:stop_all"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code in (0, None)
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["pruner"] == "mypruners.py:stop_all" and row["stopped_share"] == 1.0
+
+    monkeypatch.setattr("sys.argv", [*argv, "--pruner", "mypruners.py:nothing_here"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "Traceback" not in err
+    assert "--pruner" in err and "nothing_here" in err and len(err.strip().splitlines()) == 1
