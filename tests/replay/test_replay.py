@@ -280,3 +280,23 @@ def test_cli_replays_a_pruner_of_your_own_from_a_file_and_refuses_a_bad_referenc
     err = capsys.readouterr().err
     assert done.value.code == 2 and "Traceback" not in err
     assert "--pruner" in err and "nothing_here" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_readme_replay_example_prints_the_table_the_readme_shows(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Try pruners on recorded curves")[1].split("\n## ")[0]
+    command, shown = re.findall(r"```(?:bash)?\n(.*?)```", section, flags=re.S)[:2]
+    argv = shlex.split(command.replace("\\\n", " "))
+    assert argv[:2] == ["convtune", "replay"]
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    monkeypatch.setattr("sys.argv", argv)
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code in (0, None)
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
+    assert printed == [line for line in shown.splitlines() if line.startswith("|")]
