@@ -577,6 +577,32 @@ def oracle_table(rows: list[dict[str, Any]]) -> list[str]:
             f"{ORACLE_METHODS[m]}: ≤ 0.5× the best Optuna baseline on {len(within[m])} of the "
             f"{len(counted)} workloads where that baseline hits in most seeds ({', '.join(within[m]) or 'none'})"
         )
+    return lines + _gap_recovered(table)
+
+
+def _gap_recovered(table: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
+    """Per workload where the default, the perfect forecast and a partial one all hit in most
+    seeds: the share of the default's extra cost over the perfect forecast that a perfect
+    forecast for one kind of decision only recovers (where a better forecaster pays)."""
+    full, parts = "tpe/oracle:perfect-forecast", list(ORACLE_METHODS)[1:3]
+    if not all(any(method == m for _, method in table) for m in parts):
+        return []
+    lines = [
+        "",
+        "| workload | default − perfect forecast (full runs) | "
+        + " | ".join(f"recovered by {ORACLE_METHODS[m]}" for m in parts)
+        + " |",
+        "|---|---|" + "---|" * len(parts),
+    ]
+    for w in sorted({w for w, _ in table}):
+        cost = {
+            m: table[(w, m)]["cost"] if (w, m) in table else math.inf for m in (DEFAULT_METHOD, full, *parts)
+        }
+        gap = cost[DEFAULT_METHOD] - cost[full]
+        if not all(math.isfinite(c) for c in cost.values()) or gap <= 0:
+            continue
+        shares = " | ".join(f"{(cost[DEFAULT_METHOD] - cost[m]) / gap:.0%}" for m in parts)
+        lines.append(f"| {w} | {gap:.1f} | {shares} |")
     return lines
 
 

@@ -274,3 +274,47 @@ def test_fold_choices_are_measured_on_seeds_no_choice_saw() -> None:
     assert all(line.split(" | ")[3].count("/20") == 2 for line in rows)  # hits out of 20 fresh seeds
     assert "- strict rule: hits ≥ unpruned − 1 on " in fresh and "- tolerant rule: " in fresh
     assert "- ε 0.01, behind 0.1 against ε 0.01: as many hits or more on " in fresh
+
+
+def test_the_oracle_table_counts_workloads_within_half_the_best_baseline_and_splits_the_gap() -> None:
+    rp = _replay_pruners()
+
+    def rows(method: str, costs: list[float | None]) -> list[dict]:
+        return [
+            {
+                "grid": "w",
+                "method": method,
+                "seed": seed,
+                "hit": cost is not None,
+                "cost_to_10": cost,
+                "near_best_trials": 1,
+                "stopped_share": 0.5,
+                "near_best_stopped_share": 0.0,
+                "near_best_stop_reasons": [],
+                "stop_reasons": [],
+                "near_best_configurations": {},
+                "target": "val_error<=0.1",
+                "budget": 20.0,
+            }
+            for seed, cost in enumerate(costs)
+        ]
+
+    table = rp.oracle_table(
+        rows("tpe/none", [None, None, 30.0])
+        + rows(rp.DEFAULT_METHOD, [10.0, 10.0, 10.0])
+        + rows("tpe/median", [8.0, 8.0, None])  # the best baseline: 2 of 3 hits, median 8
+        + rows("optuna-tpe/none", [None, None, 1.0])  # fewer hits: not the best, however cheap
+        + rows("tpe/oracle:perfect-forecast", [4.0, 4.0, 4.0])
+        + rows("tpe/oracle:perfect-before-incumbent", [9.0, 9.0, 9.0])
+        + rows("tpe/oracle:perfect-after-incumbent", [5.0, 5.0, 5.0])
+    )
+    text = "\n".join(table)
+    assert (
+        "| w | – (1/3) | 10.0 (3/3) | 4.0 (3/3) | 9.0 (3/3) | 5.0 (3/3) | TPE + MedianPruner: 8.0 (2/3) | 0.50 | 1.12 | 0.62 |"
+        in text
+    )
+    assert "clairvoyant" not in text  # not run: no column
+    assert "perfect forecast: ≤ 0.5× the best Optuna baseline on 1 of the 1 workloads" in text
+    assert "perfect against the incumbent: ≤ 0.5× the best Optuna baseline on 0 of the 1" in text
+    # The default's 6 full runs over the perfect forecast: 1 recovered before any reached, 5 after.
+    assert "| w | 6.0 | 17% | 83% |" in text
