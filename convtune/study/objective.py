@@ -299,6 +299,21 @@ class _Reporter:
         return False
 
 
+def _stop_inside(exc: BaseException) -> KeyboardInterrupt | None:
+    """A Ctrl-C or SIGTERM that an error wraps: Python turns an exception raised while a class
+    body runs ``__set_name__`` (a signal landing in a lazy import, e.g. ``torch._dynamo`` as the
+    first optimizer is built) into a ``RuntimeError``, which must still stop the run as the
+    signal would, not fail the trial."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def _is_oom(exc: BaseException) -> bool:
     """CUDA (or any torch) out-of-memory, raised here or described by a rank."""
     text = f"{type(exc).__name__}: {exc} {getattr(exc, 'description', '')}"
@@ -465,6 +480,8 @@ class Objective:
         except ConvtuneError:
             raise
         except Exception as exc:  # Ctrl-C and SIGTERM pass: _Leased marks the trial
+            if (stop := _stop_inside(exc)) is not None:
+                raise stop from None
             if _is_oom(exc):  # out of memory: infeasible, not a crash (the sampler must avoid it)
                 result = RunResult(status="oom", reason=describe_error(exc))  # type: ignore[arg-type]
                 return self._finish(trial, result, reporter)

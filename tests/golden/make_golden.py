@@ -128,7 +128,13 @@ def stored_records(workdir: Path) -> str:
         "system_attrs": scrub(study._storage.get_study_system_attrs(study._study_id)),
         "trials": trials,
     }
-    return normalise(json.dumps(document, indent=1, sort_keys=True, default=str), workdir)
+    text = json.dumps(document, indent=1, sort_keys=True, default=str)
+    # Sampled params (and the sampler's own JSON of them) carry a fit's last digits too.
+    text = LONG_FLOAT.sub(lambda m: repr(float(f"{float(m.group(0)):.9g}")), text)
+    return normalise(text, workdir)
+
+
+LONG_FLOAT = re.compile(r"(?<![\w.])\d+\.\d{10,}(?:e-?\d+)?")
 
 
 def transcript() -> str:

@@ -223,3 +223,42 @@ def test_run_study_rejects_bad_arguments_before_it_opens_the_study(
     """A library caller gets the CLI's checks: a typo in ``executor`` is an error, not ``auto``."""
     with pytest.raises(ConfigError, match=word):
         run_study("no-such-study", storage=f"sqlite:///{tmp_path}/s.db", **arguments)  # type: ignore[arg-type]
+
+
+class _SignalInALazyImport:
+    """An executor whose run meets SIGTERM while a module it imports defines a class (as the
+    first optimizer imports ``torch._dynamo``): a test double, since a signal cannot be made to
+    land inside one import on cue. Python wraps what ``__set_name__`` raises in a RuntimeError."""
+
+    def __init__(self, stop: BaseException) -> None:
+        self.stop = stop
+
+    def run(self, recipe: object, config: object, on_eval: object) -> None:
+        stop = self.stop
+
+        class Descriptor:
+            def __set_name__(self, owner: type, name: str) -> None:
+                raise stop
+
+        type("CompilePackage", (), {"source_id": Descriptor()})  # raises RuntimeError from stop
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_signal_wrapped_by_a_lazy_import_still_preempts_and_a_real_error_still_fails() -> None:
+    from convtune.errors import Preempted
+    from convtune.study.objective import TrialFailed
+
+    spec = tiny_spec()
+    study = optuna.create_study()
+    with pytest.raises(Preempted):
+        study.optimize(Objective(spec, executor=_SignalInALazyImport(Preempted())), n_trials=1)
+    assert TrialRecord.of(study.trials[0]).status is None  # not marked failed: re-queued by the run
+
+    study = optuna.create_study()
+    failing = Objective(spec, executor=_SignalInALazyImport(ValueError("a real bug")))
+    study.optimize(failing, n_trials=1, catch=(TrialFailed,))
+    record = TrialRecord.of(study.trials[0])
+    assert record.status is not None and record.status.value == "failed"
+    assert str(record.attrs.get("error")).startswith("RuntimeError: Error calling __set_name__")
