@@ -29,7 +29,6 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import optuna
@@ -39,7 +38,7 @@ from convtune.config.record import step_scale
 from convtune.config.spec import StudySpec
 from convtune.curves import Forecast, time_to_target
 from convtune.pruners import TimeToTargetPruner
-from convtune.replay import NEAR_BEST, ReplayExecutor
+from convtune.replay import PrunerFactory, ReplayExecutor, near_best
 
 
 def _replayed_run(executor: ReplayExecutor) -> Any:
@@ -125,9 +124,7 @@ class ClairvoyantPruner(optuna.pruners.BasePruner):
 
     def __init__(self, executor: ReplayExecutor, spec: StudySpec, report: int) -> None:
         self._executor = executor
-        truth = executor.grid.true_time_to_target(spec.target_spec, spec.cost)
-        best = min(truth.values())
-        self._near_best = {k for k, t in truth.items() if math.isfinite(t) and t <= best * (1 + NEAR_BEST)}
+        self._near_best = near_best(executor.grid.true_time_to_target(spec.target_spec, spec.cost))
         self._report = report
 
     def prune(self, study: optuna.study.Study, trial: FrozenTrial) -> bool:
@@ -147,7 +144,7 @@ def clairvoyant_first_report(executor: ReplayExecutor, spec: StudySpec) -> optun
     return ClairvoyantPruner(executor, spec, report=1)
 
 
-ORACLES: dict[str, Callable[[ReplayExecutor, StudySpec], optuna.pruners.BasePruner]] = {
+ORACLES: dict[str, PrunerFactory] = {
     "perfect-forecast": perfect_forecast,
     "perfect-before-incumbent": perfect_before_incumbent,
     "perfect-after-incumbent": perfect_after_incumbent,

@@ -88,6 +88,19 @@ class RecordedRun:
 
 ConfigKey = tuple[Any, ...]
 
+
+def near_best(truth: Mapping[ConfigKey, float]) -> set[ConfigKey]:
+    """The configurations whose true time-to-target (:meth:`Grid.true_time_to_target`) is within
+    :data:`NEAR_BEST` of the best.
+
+    Example:
+        >>> sorted(near_best({("a",): 100.0, ("b",): 109.0, ("c",): 120.0, ("d",): float("inf")}))
+        [('a',), ('b',)]
+    """
+    best = min(truth.values(), default=math.inf)
+    return {k for k, t in truth.items() if math.isfinite(t) and t <= best * (1 + NEAR_BEST)}
+
+
 PrunerFactory = Callable[["ReplayExecutor", StudySpec], optuna.pruners.BasePruner]
 """Builds a pruner for one replayed study from its executor and spec: a pruner of your own, or a
 benchmark's oracle (the executor's ``last`` names the configuration and recorded seed of the
@@ -628,7 +641,7 @@ def _replay_study(
     full_run = grid.full_run(spec.cost)
     truth = grid.true_time_to_target(target, spec.cost)
     best = min(truth.values())
-    near_best = {k for k, t in truth.items() if math.isfinite(t) and t <= best * (1 + NEAR_BEST)}
+    near_best_keys = near_best(truth)
     n_evals = int(statistics.median(len(r.curve["samples"]) for r in grid.runs))
     if not math.isfinite(spec.max_cost):
         spec = spec.model_copy(update={"max_cost": float(full_run)})
@@ -695,7 +708,7 @@ def _replay_study(
         if record.reached and trial.value is not None:
             if measured is None or trial.value < measured[0]:
                 measured = (trial.value, trial.number)
-        events.append((spent, measured is not None and configs.get(measured[1]) in near_best))
+        events.append((spent, measured is not None and configs.get(measured[1]) in near_best_keys))
     hit = bool(events and events[-1][1])
     if hit:
         for spent_then, within in reversed(events):
@@ -712,7 +725,7 @@ def _replay_study(
     trials = records(study)
     trained = [t for t in trials if t.status in TRAINED]
     stopped = [t for t in trained if t.status is TrialStatus.STOPPED]
-    near = [t for t in trained if configs.get(t.number) in near_best]
+    near = [t for t in trained if configs.get(t.number) in near_best_keys]
     near_stopped = [t for t in near if t.status is TrialStatus.STOPPED]
     # Per near-best configuration trained, why its trials were stopped (the issue's promise is
     # about configurations: repeats of one configuration are one chance to lose it).
@@ -744,7 +757,7 @@ def _replay_study(
             if done is not None:
                 confirm_pick = configs.get(done["trials"][0], pick)
         confirmed = {
-            "confirm_hit": confirm_pick in near_best,
+            "confirm_hit": confirm_pick in near_best_keys,
             "confirm_spent": confirm_spent,
             "confirm_pick_ratio": truth[confirm_pick] / best
             if confirm_pick is not None and best > 0
