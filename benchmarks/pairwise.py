@@ -369,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         "| cost saved, shipped / pairwise |"
     )
     print("|---|---|---|---|---|---|---|")
+    combined_rows = []
     for held in workloads:
         cal = CrossingCalibration.load(args.calibration_dir / f"{held}.json")
         scored = {}
@@ -393,6 +394,20 @@ def main(argv: list[str] | None = None) -> int:
             f"| {cs:.1%} / {cp:.1%} | {wd:.1%} / {wdp:.1%} | {cd:.1%} / {cdp:.1%} |",
             flush=True,
         )
+        fitting_scores = [(workloads[n][0], scored[n], learned[n]) for n in workloads if n != held]
+        rule = choose_combined(eps_shipped, fitting_scores)
+        wc, cc, _, _ = stops_of(pairs, combined_stop(pairs, scored[held], learned[held], rule))
+        combined_rows.append(
+            f"| {held} | {rule[0]:g}; {rule[1]:g}, {rule[2]:g} | {ws:.1%} / {wc:.1%} | {cs:.1%} / {cc:.1%} "
+            f"| {cc / cs if cs > 0 else math.inf:.2f} |"
+        )
+    print("\nCombined: the shipped rule, or both scores low (ε; ε_shipped, ε_pair chosen on the others)\n")
+    print(
+        "| held-out workload | ε; ε_shipped, ε_pair | winners stopped: shipped / combined "
+        "| losers' cost saved: shipped / combined | × shipped |"
+    )
+    print("|---|---|---|---|---|")
+    print("\n".join(combined_rows))
     print(f"\n({time.time() - t0:.0f} s)", file=sys.stderr)
     return 0
 

@@ -69,11 +69,18 @@ def test_the_script_scores_each_workload_with_a_model_fitted_on_the_others(tmp_p
     cmd += ["--max-runs", "40", "--cache", str(tmp_path / "judged.pkl")]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-    rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and " / " in line]
+    first, combined = done.stdout.split("\n\nCombined:")
+    rows = [line for line in first.splitlines() if line.startswith("| ")]
     assert [row.split(" | ")[0].strip("| ") for row in rows[1:]] == sorted(WORKLOADS)
     for row in rows[1:]:
         aucs = [float(x) for x in re.findall(r"\b[01]\.\d{3}\b", row.split(" | ")[1])]
         assert len(aucs) == 2 and all(0.0 <= a <= 1.0 for a in aucs)
         shares = [float(x) / 100 for x in re.findall(r"([\d.]+)%", row)]
         assert len(shares) == 8 and all(0.0 <= s <= 1.0 for s in shares)
+    # The combined rule only ever stops more than the shipped rule alone: it saves at least as much.
+    rows = [line.split(" | ") for line in combined.splitlines() if line.startswith("| ")][1:]
+    assert [row[0].strip("| ") for row in rows] == sorted(WORKLOADS)
+    for row in rows:
+        shipped, both = (float(x) for x in re.findall(r"([\d.]+)%", row[3]))
+        assert both >= shipped
     assert (tmp_path / "judged.first40.pkl").exists()  # the slow stage is kept for the next run

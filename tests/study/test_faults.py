@@ -6,6 +6,7 @@ assert on trial states, with loose wall-clock bounds only as timeouts.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -131,7 +132,9 @@ def test_sigkilled_worker_trial_fails_and_is_retried(backend: str, tmp_path: Pat
 
 
 def _cli(args: list[str], cwd: Path, tag: str) -> subprocess.Popen[str]:
-    env = {**os.environ, services.TAG_ENV: tag, "PYTHONWARNINGS": "ignore"}
+    # PYTHONFAULTHANDLER: a run that hangs is sent SIGABRT (see _interrupt), and every one of its
+    # Python processes then prints where each of its threads stood, for the failure message.
+    env = {**os.environ, services.TAG_ENV: tag, "PYTHONWARNINGS": "ignore", "PYTHONFAULTHANDLER": "1"}
     return subprocess.Popen(
         [sys.executable, "-m", "convtune.cli", *args],
         cwd=cwd,
@@ -150,11 +153,36 @@ def _interrupt(
     try:
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        err = _abort_with_stacks(proc)
+        raise AssertionError(
+            f"still running {timeout:g} s after {sig.name}; it printed: {err[-6000:]}"
+        ) from None
+
+
+def _abort_with_stacks(proc: subprocess.Popen[str]) -> str:
+    """Ends a hung run so that it says where it hung: SIGABRT to each of its processes (the
+    fault handler, on in ``_cli``, prints their threads' stacks to the shared stderr), then
+    SIGKILL; returns what it printed."""
+    try:
+        environ = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+        tag = next(
+            v.split(b"=", 1)[1].decode() for v in environ if v.startswith(services.TAG_ENV.encode() + b"=")
+        )
+        pids = services.tagged_processes(tag)
+    except (OSError, StopIteration):
+        pids = [proc.pid]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGABRT)
+    try:
+        _, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
         proc.kill()
         _, err = proc.communicate()
-        raise AssertionError(
-            f"still running {timeout:g} s after {sig.name}; it printed: {err[-3000:]}"
-        ) from None
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return err
 
 
 @pytest.mark.parametrize("workers", [1, 2])
