@@ -28,9 +28,20 @@ would spend without a stop, until it reaches, is exactly stopped at 1.2 × T_B, 
 the cost at the stop). ``epsilon`` per method is chosen on the fitting workloads: the largest in
 a grid whose winners-stopped share is ≤ 1% on each of them.
 
+A second table scores the rule the pruner's ``pairwise`` option applies: the shipped rule, or
+both scores low (the forecast's probability below ``eps_shipped / rungs`` and the pairwise one
+below ``eps_pair / rungs``), the two budgets chosen on the fitting workloads.
+
+The features are the product's (:func:`convtune.curves.pair_features`), and the model its
+logistic form (:class:`convtune.curves.ReachModel`). ``--write-heldout-calibrations`` stores each
+fold's rule in that workload's held-out calibration (for tuner replays), and
+``--write-calibration`` one fitted on every workload in the shipped table.
+
 Usage::
 
     python benchmarks/pairwise.py --jobs 2            # ~10 min; raw forecasts cached
+    python benchmarks/pairwise.py --jobs 2 --write-heldout-calibrations benchmarks/data/calibrations_heldout \
+        --write-calibration convtune/curves/calibration.json
 """
 
 from __future__ import annotations
@@ -52,8 +63,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import forecast as fb  # noqa: E402
 
 from convtune.config.target import Target  # noqa: E402
-from convtune.curves import CrossingCalibration, time_to_target  # noqa: E402
+from convtune.curves import (  # noqa: E402
+    CrossingCalibration,
+    PairwiseRule,
+    ReachModel,
+    pair_features,
+    time_to_target,
+)
 from convtune.curves._forecast import RawForecast, raw_forecast  # noqa: E402
+from convtune.curves._pairwise import FEATURES, logit_feature  # noqa: E402
 from convtune.curves._reach import CurveSummary  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -62,32 +80,21 @@ EXACT_MARGIN = 0.2  # past 1.2 x the incumbent's time the stop needs no forecast
 FIRST_RUNG = 2  # n_warmup_reports
 EPSILONS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2)
 MAX_WINNERS_STOPPED = 0.01
-FEATURES = ("logit_p", "log_gap_ratio", "log_cost_over_bar", "progress", "slope_a", "slope_b", "slope_diff")
 
 
 @dataclass
 class Judged:
-    """Run A at one rung: its raw forecast and what a pair needs of its prefix."""
+    """Run A at one rung (its report ``report``): its raw forecast."""
 
     run: int
+    report: int
     cost: float
-    gap: float
-    slope: float
-    progress: float
     rung: int
     raw: RawForecast
 
 
 def _rung_index(cost: float, first: float) -> int:
     return int(math.floor(math.log(max(cost, first) / first) / math.log(2.0) + 1e-9))
-
-
-def _log_slope(costs: np.ndarray, gaps: np.ndarray, k: int) -> float:
-    """d log(gap) / d log(cost) over the reports k-1..k (0 where undefined)."""
-    if k < 1 or not (gaps[k] > 0 and gaps[k - 1] > 0 and costs[k - 1] > 0):
-        return 0.0
-    s = math.log(gaps[k] / gaps[k - 1]) / math.log(costs[k] / costs[k - 1])
-    return float(np.clip(s, -5.0, 5.0)) if math.isfinite(s) else 0.0
 
 
 def _gaps(metric: np.ndarray, target: Target) -> np.ndarray:
@@ -116,7 +123,6 @@ def judge_runs(path: Path, max_runs: int | None = None) -> tuple[str, list[dict]
             truths.append(truth)
             if costs.size < FIRST_RUNG:
                 continue
-            gaps = _gaps(metric, target)
             first = float(costs[FIRST_RUNG - 1])
             for k in range(FIRST_RUNG - 1, costs.size):
                 at_rung = k == FIRST_RUNG - 1 or _rung_index(costs[k], first) > _rung_index(
@@ -130,17 +136,7 @@ def judge_runs(path: Path, max_runs: int | None = None) -> tuple[str, list[dict]
                     continue  # reached or diverged: no probability decides
                 if raw.final is None:
                     raw = replace(raw, summary=CurveSummary.of(c, v, target, run.schedule, raw.horizon))
-                judged.append(
-                    Judged(
-                        ri,
-                        float(costs[k]),
-                        float(gaps[k]),
-                        _log_slope(costs, gaps, k),
-                        float(costs[k] / run.horizon),
-                        _rung_index(costs[k], first),
-                        raw,
-                    )
-                )
+                judged.append(Judged(ri, k, float(costs[k]), _rung_index(costs[k], first), raw))
         out.append({"target": str(target), "truths": truths, "judged": judged})
     return w.name, out
 
@@ -148,7 +144,7 @@ def judge_runs(path: Path, max_runs: int | None = None) -> tuple[str, list[dict]
 @dataclass
 class Pairs:
     workload: str
-    features: np.ndarray  # (n, len(FEATURES)) without logit_p, filled per fold
+    features: np.ndarray  # (n, len(FEATURES)); the first (the forecast's logit) is set per fold
     label: np.ndarray
     judged_index: np.ndarray  # which Judged (per workload list) gives A's forecast
     bar: np.ndarray
@@ -166,10 +162,7 @@ def build_pairs(name: str, per_target: list[dict], w: fb.Workload) -> tuple[Pair
         target = Target.parse(entry["target"])
         truths = entry["truths"]
         reaching = [i for i, t in enumerate(truths) if math.isfinite(t)]
-        curves = {}
-        for i in reaching:
-            run = w.runs[i]
-            curves[i] = (run.samples, _gaps(run.metric, target))
+        curves = {i: (w.runs[i].samples, _gaps(w.runs[i].metric, target)) for i in range(len(w.runs))}
         base = len(all_judged)
         all_judged.extend(entry["judged"])
         for j, judged in enumerate(entry["judged"]):
@@ -183,23 +176,12 @@ def build_pairs(name: str, per_target: list[dict], w: fb.Workload) -> tuple[Pair
                 if judged.cost >= (1.0 + EXACT_MARGIN) * t_b:
                     continue
                 bar = (1.0 + MARGIN) * t_b
+                a_costs, a_gaps = curves[a]
                 b_costs, b_gaps = curves[b]
-                before = b_costs < t_b
-                at = min(judged.cost, float(b_costs[before][-1]) if before.any() else judged.cost)
-                gap_b = float(np.interp(at, b_costs, b_gaps))
-                k_b = int(np.searchsorted(b_costs, at, side="right")) - 1
-                slope_b = _log_slope(b_costs, b_gaps, max(k_b, 1))
-                ratio = math.log(max(judged.gap, 1e-12) / max(gap_b, 1e-12))
+                k = judged.report + 1
+                # The forecast's probability (the first feature) depends on the fold's calibration.
                 rows.append(
-                    [
-                        0.0,
-                        float(np.clip(ratio, -10, 10)),
-                        math.log(judged.cost / bar),
-                        judged.progress,
-                        judged.slope,
-                        slope_b,
-                        judged.slope - slope_b,
-                    ]
+                    pair_features(0.5, a_costs[:k], a_gaps[:k], run_a.horizon, b_costs, b_gaps, t_b, bar)
                 )
                 truth_a = truths[a]
                 label.append(truth_a <= bar)
@@ -235,11 +217,6 @@ def shipped_probabilities(pairs: Pairs, judged: list[Judged], cal: CrossingCalib
             f = forecasts[j] = judged[j].raw.calibrated(cal)
         out[n] = f.probability_before(bar)
     return out
-
-
-def _logit(p: np.ndarray) -> np.ndarray:
-    q = np.clip(p, 1e-4, 1 - 1e-4)
-    return np.log(q / (1 - q))
 
 
 def life_stops(pairs: Pairs, score: np.ndarray, epsilon: float) -> tuple[float, float, int, int]:
@@ -306,17 +283,35 @@ def choose_combined(
     return best
 
 
-def fit_pairwise(fitting: list[Pairs]):
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
+def fit_pairwise(fitting: list[Pairs]) -> ReachModel:
+    """The logistic model on the fitting workloads' pairs, each workload weighing the same."""
     x = np.concatenate([p.features for p in fitting])
     y = np.concatenate([p.label for p in fitting])
     w = np.concatenate([np.full(p.label.size, 1.0 / max(p.label.size, 1)) for p in fitting])
-    model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
-    model.fit(x, y, logisticregression__sample_weight=w * w.size / w.sum())
-    return model
+    return ReachModel.fit(x, y, w)
+
+
+def _probabilities(model: ReachModel, features: np.ndarray) -> np.ndarray:
+    z = (features - model.mean) / model.scale @ model.coef + model.intercept
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
+
+
+def write_shipped(workloads: dict[str, tuple[Pairs, list[Judged]]], path: Path) -> None:
+    """The shipped table (``convtune/curves/calibration.json``) with a pairwise rule fitted on
+    every workload, its budgets chosen by the same rule as in each fold."""
+    from convtune.curves._calibration import DEFAULT_PATH
+
+    cal = CrossingCalibration.load(DEFAULT_PATH)
+    scored = {}
+    for name, (pairs, judged) in workloads.items():
+        scored[name] = shipped_probabilities(pairs, judged, cal)
+        pairs.features[:, 0] = logit_feature(scored[name])
+    model = fit_pairwise([pairs for pairs, _ in workloads.values()])
+    learned = {n: _probabilities(model, workloads[n][0].features) for n in workloads}
+    eps = choose_epsilon([(workloads[n][0], scored[n]) for n in workloads])
+    rule = choose_combined(eps, [(workloads[n][0], scored[n], learned[n]) for n in workloads])
+    replace(cal, pairwise=PairwiseRule(model, rule[1], rule[2], tuple(sorted(workloads)))).save(path)
+    print(f"wrote {path}: epsilon_forecast {rule[1]:g}, epsilon {rule[2]:g}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -328,7 +323,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--only", nargs="*", default=None, help="workloads (default: all)")
     parser.add_argument("--max-runs", type=int, default=None, help="only the first N runs of each workload")
-    parser.add_argument("--cache", type=Path, default=fb.CACHE_DIR / "pairwise-judged.pkl")
+    parser.add_argument("--cache", type=Path, default=fb.CACHE_DIR / "pairwise-judged-v2.pkl")
+    parser.add_argument(
+        "--write-heldout-calibrations",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write each workload's calibration from --calibration-dir with the pairwise rule fitted "
+        "without it (DIR/W.json; DIR may be --calibration-dir: only the pairwise part changes)",
+    )
+    parser.add_argument(
+        "--write-calibration",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="fit the pairwise rule on every workload (forecasts calibrated by the shipped table) and "
+        "write the shipped table with it to PATH (convtune/curves/calibration.json)",
+    )
     args = parser.parse_args(argv)
     if args.max_runs is not None:
         args.cache = args.cache.with_suffix(f".first{args.max_runs}.pkl")
@@ -375,11 +386,11 @@ def main(argv: list[str] | None = None) -> int:
         scored = {}
         for name, (pairs, judged) in workloads.items():
             p = shipped_probabilities(pairs, judged, cal)
-            pairs.features[:, 0] = _logit(p)
+            pairs.features[:, 0] = logit_feature(p)
             scored[name] = p
         fitting = [workloads[n][0] for n in workloads if n != held]
         model = fit_pairwise(fitting)
-        learned = {n: model.predict_proba(workloads[n][0].features)[:, 1] for n in workloads}
+        learned = {n: _probabilities(model, workloads[n][0].features) for n in workloads}
         eps_shipped = choose_epsilon([(workloads[n][0], scored[n]) for n in workloads if n != held])
         eps_pair = choose_epsilon([(workloads[n][0], learned[n]) for n in workloads if n != held])
         pairs = workloads[held][0]
@@ -401,6 +412,11 @@ def main(argv: list[str] | None = None) -> int:
             f"| {held} | {rule[0]:g}; {rule[1]:g}, {rule[2]:g} | {ws:.1%} / {wc:.1%} | {cs:.1%} / {cc:.1%} "
             f"| {cc / cs if cs > 0 else math.inf:.2f} |"
         )
+        if args.write_heldout_calibrations is not None:
+            others = tuple(sorted(n for n in workloads if n != held))
+            out = args.write_heldout_calibrations / f"{held}.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            replace(cal, pairwise=PairwiseRule(model, rule[1], rule[2], others)).save(out)
     print("\nCombined: the shipped rule, or both scores low (ε; ε_shipped, ε_pair chosen on the others)\n")
     print(
         "| held-out workload | ε; ε_shipped, ε_pair | winners stopped: shipped / combined "
@@ -408,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---|---|---|---|")
     print("\n".join(combined_rows))
+    if args.write_calibration is not None:
+        write_shipped(workloads, args.write_calibration)
     print(f"\n({time.time() - t0:.0f} s)", file=sys.stderr)
     return 0
 
