@@ -28,20 +28,19 @@ would spend without a stop, until it reaches, is exactly stopped at 1.2 × T_B, 
 the cost at the stop). ``epsilon`` per method is chosen on the fitting workloads: the largest in
 a grid whose winners-stopped share is ≤ 1% on each of them.
 
-A second table scores the rule the pruner's ``pairwise`` option applies: the shipped rule, or
+A second table scores a combined rule: the shipped rule, or
 both scores low (the forecast's probability below ``eps_shipped / rungs`` and the pairwise one
 below ``eps_pair / rungs``), the two budgets chosen on the fitting workloads.
 
-The features are the product's (:func:`convtune.curves.pair_features`), and the model its
-logistic form (:class:`convtune.curves.ReachModel`). ``--write-heldout-calibrations`` stores each
-fold's rule in that workload's held-out calibration (for tuner replays), and
-``--write-calibration`` one fitted on every workload in the shipped table.
+The pruner option this led to (``pairwise``: the combined rule inside ``TimeToTargetPruner``)
+was replayed on fresh seeds and bought nothing over the shipped default, whose second budget
+(a forecast below 0.1 / rungs *and* behind the median of the finished trials) already makes most
+of the same stops; it was removed (docs/benchmarks.md, "Deciding against the incumbent from the
+pair"). This script is the record of the question.
 
 Usage::
 
-    python benchmarks/pairwise.py --jobs 2            # ~10 min; raw forecasts cached
-    python benchmarks/pairwise.py --jobs 2 --write-heldout-calibrations benchmarks/data/calibrations_heldout \
-        --write-calibration convtune/curves/calibration.json
+    python benchmarks/pairwise.py --jobs 2            # ~8 min; raw forecasts cached
 """
 
 from __future__ import annotations
@@ -63,15 +62,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import forecast as fb  # noqa: E402
 
 from convtune.config.target import Target  # noqa: E402
-from convtune.curves import (  # noqa: E402
-    CrossingCalibration,
-    PairwiseRule,
-    ReachModel,
-    pair_features,
-    time_to_target,
-)
+from convtune.curves import CrossingCalibration, ReachModel, time_to_target  # noqa: E402
 from convtune.curves._forecast import RawForecast, raw_forecast  # noqa: E402
-from convtune.curves._pairwise import FEATURES, logit_feature  # noqa: E402
 from convtune.curves._reach import CurveSummary  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -80,6 +72,74 @@ EXACT_MARGIN = 0.2  # past 1.2 x the incumbent's time the stop needs no forecast
 FIRST_RUNG = 2  # n_warmup_reports
 EPSILONS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2)
 MAX_WINNERS_STOPPED = 0.01
+
+
+FEATURES = (
+    "logit_p",  # logit of the trial's calibrated probability of reaching before the bar
+    "log_gap_ratio",  # log(trial's distance to the target / incumbent's at the same cost)
+    "log_cost_over_bar",  # log(cost spent / the bar)
+    "progress",  # share of the trial's planned run seen
+    "slope_trial",  # d log(distance) / d log(cost) over the trial's last two reports
+    "slope_incumbent",  # the same for the incumbent at that cost
+    "slope_diff",  # their difference
+)
+_TINY = 1e-12
+_P_CLIP = 1e-4
+
+
+def pair_features(
+    probability: float,
+    costs: np.ndarray,
+    gaps: np.ndarray,
+    horizon: float,
+    incumbent_costs: np.ndarray,
+    incumbent_gaps: np.ndarray,
+    incumbent_time: float,
+    bar: float,
+) -> np.ndarray:
+    """The feature vector (:data:`FEATURES`) of a trial judged at its latest report.
+
+    ``costs`` and ``gaps`` are the trial's reports so far (distance to the target, as
+    :meth:`convtune.config.target.Target.gap`), ``incumbent_costs`` and ``incumbent_gaps`` the
+    incumbent's whole curve, which reached the target at ``incumbent_time``. Past that time the
+    trial is compared with the incumbent's last distance before it reached.
+
+    """
+    c = float(costs[-1])
+    before = incumbent_costs < incumbent_time
+    at = min(c, float(incumbent_costs[before][-1])) if before.any() else c
+    incumbent_gap = float(np.interp(at, incumbent_costs, incumbent_gaps))
+    k = int(np.searchsorted(incumbent_costs, at, side="right")) - 1
+    slope_trial = _log_slope(costs, gaps, costs.size - 1)
+    slope_incumbent = _log_slope(incumbent_costs, incumbent_gaps, max(k, 1))
+    ratio = math.log(max(float(gaps[-1]), _TINY) / max(incumbent_gap, _TINY))
+    return np.array(
+        [
+            float(logit_feature(np.array([probability]))[0]),
+            float(np.clip(ratio, -10.0, 10.0)),
+            math.log(c / bar),
+            c / horizon,
+            slope_trial,
+            slope_incumbent,
+            slope_trial - slope_incumbent,
+        ]
+    )
+
+
+def logit_feature(probability: np.ndarray) -> np.ndarray:
+    """The first feature of :func:`pair_features` for many probabilities at once (clipped to
+    [1e-4, 1 - 1e-4]: below that the forecast's calibration says nothing finer)."""
+    p = np.clip(np.asarray(probability, dtype=float), _P_CLIP, 1.0 - _P_CLIP)
+    return np.log(p / (1.0 - p))
+
+
+def _log_slope(costs: np.ndarray, gaps: np.ndarray, k: int) -> float:
+    """d log(gap) / d log(cost) over the reports ``k - 1`` and ``k``, clipped to ±5 (0 where
+    undefined: a distance of 0 or a cost of 0)."""
+    if k < 1 or k >= costs.size or not (gaps[k] > 0 and gaps[k - 1] > 0 and costs[k - 1] > 0):
+        return 0.0
+    s = math.log(gaps[k] / gaps[k - 1]) / math.log(costs[k] / costs[k - 1])
+    return float(np.clip(s, -5.0, 5.0)) if math.isfinite(s) else 0.0
 
 
 @dataclass
@@ -296,24 +356,6 @@ def _probabilities(model: ReachModel, features: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
 
 
-def write_shipped(workloads: dict[str, tuple[Pairs, list[Judged]]], path: Path) -> None:
-    """The shipped table (``convtune/curves/calibration.json``) with a pairwise rule fitted on
-    every workload, its budgets chosen by the same rule as in each fold."""
-    from convtune.curves._calibration import DEFAULT_PATH
-
-    cal = CrossingCalibration.load(DEFAULT_PATH)
-    scored = {}
-    for name, (pairs, judged) in workloads.items():
-        scored[name] = shipped_probabilities(pairs, judged, cal)
-        pairs.features[:, 0] = logit_feature(scored[name])
-    model = fit_pairwise([pairs for pairs, _ in workloads.values()])
-    learned = {n: _probabilities(model, workloads[n][0].features) for n in workloads}
-    eps = choose_epsilon([(workloads[n][0], scored[n]) for n in workloads])
-    rule = choose_combined(eps, [(workloads[n][0], scored[n], learned[n]) for n in workloads])
-    replace(cal, pairwise=PairwiseRule(model, rule[1], rule[2], tuple(sorted(workloads)))).save(path)
-    print(f"wrote {path}: epsilon_forecast {rule[1]:g}, epsilon {rule[2]:g}", file=sys.stderr)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -324,22 +366,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="workloads (default: all)")
     parser.add_argument("--max-runs", type=int, default=None, help="only the first N runs of each workload")
     parser.add_argument("--cache", type=Path, default=fb.CACHE_DIR / "pairwise-judged-v2.pkl")
-    parser.add_argument(
-        "--write-heldout-calibrations",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="write each workload's calibration from --calibration-dir with the pairwise rule fitted "
-        "without it (DIR/W.json; DIR may be --calibration-dir: only the pairwise part changes)",
-    )
-    parser.add_argument(
-        "--write-calibration",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help="fit the pairwise rule on every workload (forecasts calibrated by the shipped table) and "
-        "write the shipped table with it to PATH (convtune/curves/calibration.json)",
-    )
     args = parser.parse_args(argv)
     if args.max_runs is not None:
         args.cache = args.cache.with_suffix(f".first{args.max_runs}.pkl")
@@ -412,11 +438,6 @@ def main(argv: list[str] | None = None) -> int:
             f"| {held} | {rule[0]:g}; {rule[1]:g}, {rule[2]:g} | {ws:.1%} / {wc:.1%} | {cs:.1%} / {cc:.1%} "
             f"| {cc / cs if cs > 0 else math.inf:.2f} |"
         )
-        if args.write_heldout_calibrations is not None:
-            others = tuple(sorted(n for n in workloads if n != held))
-            out = args.write_heldout_calibrations / f"{held}.json"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            replace(cal, pairwise=PairwiseRule(model, rule[1], rule[2], others)).save(out)
     print("\nCombined: the shipped rule, or both scores low (ε; ε_shipped, ε_pair chosen on the others)\n")
     print(
         "| held-out workload | ε; ε_shipped, ε_pair | winners stopped: shipped / combined "
@@ -424,8 +445,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---|---|---|---|")
     print("\n".join(combined_rows))
-    if args.write_calibration is not None:
-        write_shipped(workloads, args.write_calibration)
     print(f"\n({time.time() - t0:.0f} s)", file=sys.stderr)
     return 0
 

@@ -612,7 +612,6 @@ COST_COLUMNS = (
     ("stopped: slower-than-measured-best", "stopped: slower than the measured best"),
     ("stopped: cannot-beat-incumbent", "stopped: cannot beat the incumbent"),
     ("stopped: behind-and-unlikely", "stopped: behind and unlikely"),
-    ("stopped: behind-incumbent", "stopped: behind the incumbent (pairwise)"),
     ("stopped: cannot-reach-by-max-cost", "stopped: cannot reach by max_cost"),
     ("reached", "reached"),
 )

@@ -4,11 +4,10 @@ numpy/scipy at run time (no optuna, no torch; scikit-learn only to fit a calibra
 use it.
 """
 
-from convtune.curves._calibration import CrossingCalibration, default_calibration
+from convtune.curves._calibration import CrossingCalibration
 from convtune.curves._forecast import Forecast, ForecastOptions, forecast_time_to_target
 from convtune.curves._measure import time_to_target
 from convtune.curves._models import ANNEAL_MEMORY, annealing_areas
-from convtune.curves._pairwise import PairwiseRule, pair_features
 from convtune.curves._prior import CurveFit, CurvePrior, fit_curve, fit_prior
 from convtune.curves._reach import ReachModel
 from convtune.curves._schedule import LRSchedule
@@ -21,13 +20,10 @@ __all__ = [
     "Forecast",
     "ForecastOptions",
     "LRSchedule",
-    "PairwiseRule",
     "ReachModel",
     "annealing_areas",
-    "default_calibration",
     "fit_curve",
     "fit_prior",
     "forecast_time_to_target",
-    "pair_features",
     "time_to_target",
 ]

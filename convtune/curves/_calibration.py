@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from convtune.curves._pairwise import PairwiseRule
 from convtune.curves._reach import ReachModel
 
 DEFAULT_PATH = Path(__file__).with_name("calibration.json")
@@ -110,9 +109,6 @@ class CrossingCalibration:
     # The share of curves called blown up (improved, then ended twice above their start) that
     # still reached within their planned run; None: not measured (a blow-up is then "diverged").
     blow_up: float | None = None
-    # The stop against the incumbent from the pair of curves (:mod:`convtune.curves._pairwise`),
-    # with its budgets; None: not fitted (the pruner's ``pairwise`` option then does nothing).
-    pairwise: PairwiseRule | None = None
 
     def reach_model(self, key: str) -> ReachModel | None:
         """The "crossed by t" model of situation ``key`` (:mod:`convtune.curves._reach`), looked
@@ -158,7 +154,6 @@ class CrossingCalibration:
             "ahead_edges": list(AHEAD_EDGES),
             "reach": {k: m.to_dict() for k, m in sorted(self.reach.items())},
             "blow_up": None if self.blow_up is None else round(float(self.blow_up), 4),
-            **({"pairwise": self.pairwise.to_dict()} if self.pairwise is not None else {}),
             "maps": {
                 k: {"x": [round(float(a), 5) for a in x], "y": [round(float(b), 5) for b in y]}
                 for k, (x, y) in sorted(self.maps.items())
@@ -175,7 +170,6 @@ class CrossingCalibration:
         blends = {str(k): _as_blend(v) for k, v in data.get("blends", {}).items()}
         reach = {str(k): ReachModel.from_dict(v) for k, v in data.get("reach", {}).items()}
         blow_up = data.get("blow_up")
-        pairwise = data.get("pairwise")
         return cls(
             maps,
             tuple(data.get("fitted_on", ())),
@@ -183,7 +177,6 @@ class CrossingCalibration:
             blends,
             reach,
             None if blow_up is None else float(blow_up),
-            None if pairwise is None else PairwiseRule.from_dict(pairwise),
         )
 
     def save(self, path: str | Path) -> None:

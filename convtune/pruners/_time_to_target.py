@@ -18,10 +18,8 @@ from convtune.curves import (
     CurvePrior,
     Forecast,
     LRSchedule,
-    default_calibration,
     fit_curve,
     forecast_time_to_target,
-    pair_features,
     time_to_target,
 )
 
@@ -67,8 +65,7 @@ class PruneDecision:
     ``reason`` is one of ``no-reports``, ``diverged``, ``max-cost``,
     ``slower-than-measured-best``, ``warm-up``, ``between-rungs``, ``reached``, ``no-bar``,
     ``cannot-beat-incumbent``, ``cannot-reach-by-max-cost``, ``behind-and-unlikely`` (with
-    ``epsilon_behind``), ``behind-incumbent`` (with ``pairwise``; ``probability`` is then the
-    pair model's) and ``may-beat-incumbent``.
+    ``epsilon_behind``) and ``may-beat-incumbent``.
     ``incumbent`` is the time-to-target to beat (``inf`` when there is none yet);
     ``probability`` the probability that the trial reaches the target before it (before
     ``max_cost`` without one; ``nan`` where none was computed) and ``threshold`` the
@@ -223,17 +220,6 @@ class TimeToTargetPruner(BasePruner):
             study confirm --measured`` (runners-up within 20%) cannot rescue it.
             :data:`DEFAULT_EXACT_MARGIN` (0.2) lets every configuration that would be such a
             runner-up finish.
-        pairwise:
-            Also stop, against an incumbent, on the pair of curves (reason ``behind-incumbent``):
-            where the trial's calibrated probability is below the calibration's
-            ``pairwise.epsilon_forecast / n`` *and* a logistic model of the trial against the
-            incumbent's whole curve (:class:`convtune.curves.PairwiseRule`: how much farther
-            from the target at the same cost, how fast each closes in) gives below
-            ``pairwise.epsilon / n``. Both budgets are fitted with the model on the curve corpus
-            (held out by workload, this stop saved 1.3-2.8x the losers' cost that the rule above
-            saves, for at most 0.4% of the winning pairs stopped on 10 of 11 workloads and 2.7%
-            on one; docs/benchmarks.md). Off by default until tuner replays confirm it; a
-            calibration without a pairwise model makes it a no-op.
     """
 
     def __init__(
@@ -251,7 +237,6 @@ class TimeToTargetPruner(BasePruner):
         epsilon_behind: float = DEFAULT_EPSILON_BEHIND,
         exact_margin: float = DEFAULT_EXACT_MARGIN,
         epsilon_before_incumbent: float | None = None,
-        pairwise: bool = False,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -285,7 +270,6 @@ class TimeToTargetPruner(BasePruner):
         self._epsilon_before_incumbent = (
             epsilon if epsilon_before_incumbent is None else epsilon_before_incumbent
         )
-        self._pairwise = bool(pairwise)
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -314,8 +298,6 @@ class TimeToTargetPruner(BasePruner):
         for key in ("n_warmup_reports", "prior_trials", "steady_reports"):
             if key in options:
                 options[key] = int(options[key])
-        if "pairwise" in options:
-            options["pairwise"] = bool(options["pairwise"])
         return cls(spec.target, **options)
 
     @property
@@ -393,10 +375,6 @@ class TimeToTargetPruner(BasePruner):
         steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
         if probability < threshold and not steady:
             return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
-        if self._pairwise and math.isfinite(incumbent):
-            stop = self._behind_incumbent(costs, values, summaries, bar, probability, rungs, trial)
-            if stop is not None:
-                return PruneDecision(True, "behind-incumbent", forecast, incumbent, *stop)
         if self._epsilon_behind > 0 and not steady:
             behind_threshold = self._epsilon_behind / rungs
             if probability < behind_threshold and _behind_median(
@@ -406,37 +384,6 @@ class TimeToTargetPruner(BasePruner):
                     True, "behind-and-unlikely", forecast, incumbent, probability, behind_threshold
                 )
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
-
-    def _behind_incumbent(
-        self,
-        costs: np.ndarray,
-        values: np.ndarray,
-        summaries: Sequence[_Finished],
-        bar: float,
-        probability: float,
-        rungs: int,
-        trial: FrozenTrial,
-    ) -> tuple[float, float] | None:
-        """The pair's probability and its threshold when the pairwise rule stops the trial."""
-        rule = default_calibration().pairwise
-        if rule is None or not probability < rule.epsilon_forecast / rungs:
-            return None
-        horizon = self._horizon(trial)
-        if horizon is None or not horizon > 0:
-            return None
-        best = min(summaries, key=lambda s: (s.time_to_target, s.number))
-        gaps = np.array([self._target.gap(float(v)) for v in values])
-        features = pair_features(
-            probability, costs, gaps, horizon, best.costs, best.gaps, best.time_to_target, bar
-        )
-        pair = rule.probability(features)
-        if rule.stops(probability, pair, rungs):
-            return pair, rule.epsilon / rungs
-        return None
-
-    def _horizon(self, trial: FrozenTrial) -> float | None:
-        schedule = _schedule(trial)
-        return schedule.horizon if schedule is not None else self._max_cost
 
     def _first_rung(self, costs: np.ndarray) -> float:
         return float(costs[max(self._n_warmup_reports, 1) - 1])
@@ -504,7 +451,7 @@ class TimeToTargetPruner(BasePruner):
         if costs is None or values is None:
             costs, values = _curve(trial)
         schedule = _schedule(trial)
-        horizon = self._horizon(trial)
+        horizon = schedule.horizon if schedule is not None else self._max_cost
         return forecast_time_to_target(
             costs,
             values,

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 import optuna
 import pytest
 
-import convtune.pruners._time_to_target as ttt_module
-from convtune.curves import CrossingCalibration, Forecast, PairwiseRule, ReachModel, default_calibration
-from convtune.curves._pairwise import FEATURES as PAIR_FEATURES
+from convtune.curves import Forecast
 from convtune.pruners import (
     DEFAULT_MARGIN,
     STOP_PROBABILITY_ATTR,
@@ -279,73 +276,3 @@ def test_before_any_trial_reaches_the_decisions_spend_their_own_budget() -> None
         assert (a.prune, a.reason, a.threshold) == (b.prune, b.reason, b.threshold)
         if a.prune:
             break
-
-
-def _with_pairwise_rule(monkeypatch: pytest.MonkeyPatch, intercept: float, epsilon_forecast: float) -> None:
-    """The pruner's calibration with a pairwise rule whose model answers ``sigmoid(intercept)``
-    whatever the pair: the test controls the rule; the fitted one is checked below."""
-    n = len(PAIR_FEATURES)
-    model = ReachModel(np.zeros(n), np.ones(n), np.zeros(n), intercept)
-    rule = PairwiseRule(model, epsilon_forecast=epsilon_forecast, epsilon=0.02)
-    calibration = dataclasses.replace(default_calibration(), pairwise=rule)
-    monkeypatch.setattr(ttt_module, "default_calibration", lambda: calibration)
-
-
-def _decisions_behind_an_incumbent(pairwise: bool) -> list:
-    """Decisions on slower trials at their rungs, in a study whose incumbent reached the target."""
-    pruner = TimeToTargetPruner(TARGET, max_cost=30 * EVERY, pairwise=pairwise, epsilon_behind=0.0)
-    study = optuna.create_study(pruner=pruner)
-    incumbent = study.ask()
-    for i in range(1, 31):
-        value = loss(0.02, 1.5, i * EVERY)
-        incumbent.report(value, step=i * EVERY)
-        if value <= 1.9:
-            break
-    study.tell(incumbent, i * EVERY)
-    decisions = []
-    for speed in (0.004, 0.008, 0.012, 0.016):
-        trial = study.ask()
-        for i in range(1, 12):
-            trial.report(loss(speed, 1.5, i * EVERY), step=i * EVERY)
-            decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
-            if decision.reason not in EXACT | {"between-rungs", "warm-up"}:
-                decisions.append(decision)
-            if decision.prune:
-                break
-        study.tell(trial, state=optuna.trial.TrialState.FAIL)
-    return decisions
-
-
-def test_the_pairwise_stop_needs_both_the_forecast_and_the_pair_below_their_budgets(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # A pair model that always says "cannot win" (probability ~2e-9): the stop then hangs on
-    # the forecast's probability alone, under the looser budget epsilon_forecast / rungs.
-    _with_pairwise_rule(monkeypatch, intercept=-20.0, epsilon_forecast=0.5)
-    without = _decisions_behind_an_incumbent(pairwise=False)
-    with_pair = _decisions_behind_an_incumbent(pairwise=True)
-    assert not any(d.reason == "behind-incumbent" for d in without)
-    by_pair = [d for d in with_pair if d.reason == "behind-incumbent"]
-    assert by_pair, "the looser forecast budget must let the pair's verdict stop some trial"
-    for decision in by_pair:
-        rungs = round(0.02 / decision.threshold)
-        assert decision.prune and decision.probability < decision.threshold  # the pair's, recorded
-        assert reach_probability(decision.forecast, decision.incumbent * (1 + DEFAULT_MARGIN)) < 0.5 / rungs
-    # Where the forecast alone is above the looser budget, the pair's verdict changes nothing.
-    for decision in with_pair:
-        if decision.reason == "may-beat-incumbent":
-            assert not decision.probability < 0.5 / round(0.01 / decision.threshold)
-
-    # A pair model that always says "may win": the option stops nothing more than the default.
-    _with_pairwise_rule(monkeypatch, intercept=20.0, epsilon_forecast=0.5)
-    assert [d.prune for d in _decisions_behind_an_incumbent(pairwise=True)] == [d.prune for d in without]
-
-
-def test_the_shipped_pairwise_rule_is_fitted_on_the_corpus_and_survives_a_round_trip() -> None:
-    rule = default_calibration().pairwise
-    assert rule is not None and len(rule.fitted_on) == 11
-    assert 0.0 < rule.epsilon < 1.0 and 0.0 < rule.epsilon_forecast < 1.0
-    again = CrossingCalibration.from_dict(default_calibration().to_dict()).pairwise
-    assert again is not None and again.to_dict() == rule.to_dict()
-    features = np.linspace(-1.0, 1.0, len(PAIR_FEATURES))
-    assert again.probability(features) == pytest.approx(rule.probability(features))
