@@ -22,7 +22,7 @@ demo: $(STAMP)
 	$(BIN)/convtune study run demo --n-trials 8
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=30
 
 # The looped signal matrix: every pattern × storage × 1 and 2 workers, 30 runs a cell (hours;
 # PostgreSQL from $$CONVTUNE_TEST_POSTGRES). Results: README, Reliability.
