@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import least_squares
-from scipy.signal import lfilter
 
 from convtune.curves._schedule import LRSchedule
 
@@ -113,6 +112,10 @@ def annealing_areas(
     drop[:end_warmup] = 0.0
     tau = max(memory * schedule.horizon, 1e-12)
     lam = math.exp(-step / tau)
+    # Imported here: scipy.signal costs ~0.5 s at import, paid by every process that imports
+    # convtune.curves (each worker, the CLI) and needed only by schedule-aware fits.
+    from scipy.signal import lfilter
+
     momentum = lfilter([1.0], [1.0, -lam], drop)
     s2 = np.cumsum(momentum) * step
     return grid, s1, s2

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial, TrialState
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri
 
 from convtune.config.record import SCHEDULE_ATTR, TrialRecord, TrialStatus, write_stored_trial
 from convtune.config.target import Target
@@ -580,7 +580,7 @@ def reach_probability(forecast: Forecast, cost: float) -> float:
         return float(own(cost))
     tail = (1.0 - forecast.level) / 2.0
     points = [
-        (math.log(c), float(norm.ppf(q)))
+        (math.log(c), float(ndtri(q)))
         for c, q in ((forecast.low, tail), (forecast.estimate, 0.5), (forecast.high, 1.0 - tail))
         if math.isfinite(c) and c > 0
     ]
@@ -601,7 +601,7 @@ def reach_probability(forecast: Forecast, cost: float) -> float:
             z = zs[-1] + (x - xs[-1]) * slope
         else:
             z = float(np.interp(x, xs, zs))
-    return float(min(norm.cdf(z), cap))
+    return float(min(ndtr(z), cap))
 
 
 def _json_float(value: float) -> float | None:
