@@ -352,6 +352,7 @@ def fit_pairwise(fitting: list[Pairs]) -> ReachModel:
 
 
 def _probabilities(model: ReachModel, features: np.ndarray) -> np.ndarray:
+    """:meth:`ReachModel.probability` of every row at once (it takes one vector; 640k rows per fold)."""
     z = (features - model.mean) / model.scale @ model.coef + model.intercept
     return 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
 
