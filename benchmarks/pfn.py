@@ -225,7 +225,7 @@ def train(out: Path, steps: int, batch: int, seed: int, n_data: int) -> None:
     )
     model = CurvePFN()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-3, total_steps=steps, pct_start=0.05)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-3, total_steps=steps, pct_start=max(0.05, 2.0 / steps))
     tt, tm, tl = torch.from_numpy(tokens), torch.from_numpy(masks), torch.from_numpy(labels)
     vt, vm, vl = (torch.from_numpy(a) for a in val)
     loss_fn = nn.CrossEntropyLoss()
@@ -242,7 +242,7 @@ def train(out: Path, steps: int, batch: int, seed: int, n_data: int) -> None:
             with torch.no_grad():
                 val_loss = float(loss_fn(model(vt, vm), vl))
             print(
-                f"step {step}: train {float(loss):.3f} synthetic held-out {val_loss:.3f} ({time.time() - t0:.0f} s)",
+                f"step {step}: train {loss.item():.3f} synthetic held-out {val_loss:.3f} ({time.time() - t0:.0f} s)",
                 flush=True,
             )
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -288,14 +288,23 @@ def reach_by(cdf: np.ndarray, share: float) -> float:
     return lo + (float(cdf[k]) - lo) * (pos - k)
 
 
-def judge(model: CurvePFN, data: list[Path], cuts: tuple[float, ...]) -> list[Judged]:
+def judge(
+    model: CurvePFN,
+    data: list[Path],
+    cuts: tuple[float, ...],
+    only: list[str] | None = None,
+    max_runs: int | None = None,
+    home: bool = True,
+) -> list[Judged]:
     import forecast as F
 
     from convtune.curves import time_to_target
 
     # The shipped forecaster's calibration for each reported workload is fitted on all the others,
     # the home workloads included, as the forecast benchmark's README figures are.
-    everything = F.load_all(data, home=True)
+    everything = F.load_all(data, home=home, max_runs=max_runs)
+    if only:
+        everything = [w for w in everything if w.name in only or w.home]
     workloads = [w for w in everything if not w.home]
     _, held = F.run_benchmark(everything, cuts, [w.name for w in workloads])
     by_w: dict[str, list[Any]] = defaultdict(list)
@@ -423,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--model", type=Path, required=True)
     e.add_argument("--data", type=Path, nargs="+", default=[Path("benchmarks/data/corpus")])
     e.add_argument("--markdown", type=Path)
+    e.add_argument("--only", nargs="+", help="these corpus workloads only (tests)")
+    e.add_argument("--max-runs", type=int, help="the first N runs of each workload only (tests)")
+    e.add_argument("--no-home", action="store_true", help="fit the shipped calibration without charlm/digits")
     args = parser.parse_args(argv)
     torch.set_num_threads(2)
     if args.command == "train":
@@ -432,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     model.load_state_dict(torch.load(args.model)["state"])
     model.eval()
     cuts = (0.1, 0.25, 0.5)
-    text = tables(judge(model, args.data, cuts), cuts)
+    text = tables(judge(model, args.data, cuts, args.only, args.max_runs, not args.no_home), cuts)
     print(text)
     if args.markdown:
         args.markdown.write_text(text)
