@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import pickle
 import statistics
 import sys
 import time
@@ -225,7 +226,9 @@ def train(out: Path, steps: int, batch: int, seed: int, n_data: int) -> None:
     )
     model = CurvePFN()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-3, total_steps=steps, pct_start=max(0.05, 2.0 / steps))
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=1e-3, total_steps=steps, pct_start=max(0.05, 2.0 / steps)
+    )
     tt, tm, tl = torch.from_numpy(tokens), torch.from_numpy(masks), torch.from_numpy(labels)
     vt, vm, vl = (torch.from_numpy(a) for a in val)
     loss_fn = nn.CrossEntropyLoss()
@@ -350,7 +353,23 @@ def auc(scores: list[float], labels: list[bool]) -> float:
     return float(roc_auc_score(labels, scores))
 
 
-def called_at_never(judged: list[Judged], held: str, cut: float, which: str) -> tuple[float, float]:
+def combined(shipped: np.ndarray, pfn: np.ndarray) -> np.ndarray:
+    """The two probabilities' mean logit: no weight fitted, so nothing learns from the corpus."""
+    a, b = (np.clip(p, 1e-4, 1 - 1e-4) for p in (shipped, pfn))
+    z = 0.5 * (np.log(a / (1 - a)) + np.log(b / (1 - b)))
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+METHODS = ("shipped", "pfn", "combined")
+
+
+def scores_of(j: Judged, method: str) -> np.ndarray:
+    if method == "combined":
+        return combined(j.shipped, j.pfn)
+    return j.shipped if method == "shipped" else j.pfn
+
+
+def called_at_never(judged: list[Judged], held: str, cut: float, method: str) -> tuple[float, float]:
     """Non-reaching runs of ``held`` called "not within the run" (P(reach) below a threshold),
     and the "never" share among its reaching runs, at the largest threshold that keeps "never"
     at ≤ 5% of the *other* workloads' reaching runs (each workload weighing the same)."""
@@ -360,60 +379,94 @@ def called_at_never(judged: list[Judged], held: str, cut: float, which: str) -> 
     for tau in np.linspace(0.0, 0.5, 101):
         shares = []
         for name in sorted({j.workload for j in rest}):
-            reach = [getattr(j, which)[0] < tau for j in rest if j.workload == name and j.truth <= 1.0]
+            reach = [scores_of(j, method)[0] < tau for j in rest if j.workload == name and j.truth <= 1.0]
             if reach:
                 shares.append(float(np.mean(reach)))
         if shares and float(np.mean(shares)) <= 0.05:
             best = float(tau)
-    never = [getattr(j, which)[0] < best for j in mine if j.truth <= 1.0]
-    called = [getattr(j, which)[0] < best for j in mine if not j.truth <= 1.0]
+    never = [scores_of(j, method)[0] < best for j in mine if j.truth <= 1.0]
+    called = [scores_of(j, method)[0] < best for j in mine if not j.truth <= 1.0]
     return (float(np.mean(called)) if called else math.nan, float(np.mean(never)) if never else math.nan)
+
+
+def losers_at_winners_tail(
+    judged: list[Judged], held: str, cut: float, method: str, share: float = 0.01
+) -> float:
+    """The pruner's regime: of ``held``'s (run, t) checks not reached by t, the share scored below
+    the threshold under which at most ``share`` of the *other* workloads' reached checks fall
+    (each workload weighing the same)."""
+    rest = [j for j in judged if j.workload != held and j.cut == cut]
+    tails = []
+    for name in sorted({j.workload for j in rest}):
+        pos = [
+            p
+            for j in rest
+            if j.workload == name
+            for p, t in zip(scores_of(j, method), j.ts, strict=True)
+            if j.truth <= t
+        ]
+        if pos:
+            tails.append(np.sort(pos))
+    best = 0.0
+    for tau in np.geomspace(1e-4, 0.5, 80):
+        if tails and float(np.mean([np.searchsorted(t, tau) / t.size for t in tails])) <= share:
+            best = float(tau)
+    neg = [
+        p < best
+        for j in judged
+        if j.workload == held and j.cut == cut
+        for p, t in zip(scores_of(j, method), j.ts, strict=True)
+        if not j.truth <= t
+    ]
+    return float(np.mean(neg)) if neg else math.nan
 
 
 def tables(judged: list[Judged], cuts: tuple[float, ...]) -> str:
     lines = [
-        "| workload | cut | AUC reach within the run: shipped / PFN | AUC reached by t: shipped / PFN "
-        '| non-reaching called at "never" ≤ 5% (threshold from the others): shipped / PFN '
-        '| "never" among runs that reach: shipped / PFN |',
-        "|---|---|---|---|---|---|",
+        "| workload | cut | AUC reach within the run: shipped / PFN / combined "
+        "| AUC reached by t: shipped / PFN / combined "
+        '| non-reaching called at "never" ≤ 5% (threshold from the others): shipped / PFN / combined '
+        '| "never" among runs that reach: shipped / PFN / combined '
+        "| checks not reached by t, below the others' 1% tail of reached ones: shipped / PFN / combined |",
+        "|---|---|---|---|---|---|---|",
     ]
     summary: dict[float, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for name in sorted({j.workload for j in judged}):
         for cut in cuts:
             at = [j for j in judged if j.workload == name and j.cut == cut]
             within = [j.truth <= 1.0 for j in at]
-            a_s = auc([j.shipped[0] for j in at], within)
-            a_p = auc([j.pfn[0] for j in at], within)
             lab = [bool(j.truth <= t) for j in at for t in j.ts]
-            b_s = auc([p for j in at for p in j.shipped], lab)
-            b_p = auc([p for j in at for p in j.pfn], lab)
-            cs, ns = called_at_never(judged, name, cut, "shipped")
-            cp, np_ = called_at_never(judged, name, cut, "pfn")
-            for key, val in (
-                ("a_s", a_s),
-                ("a_p", a_p),
-                ("b_s", b_s),
-                ("b_p", b_p),
-                ("c_s", cs),
-                ("c_p", cp),
-            ):
-                summary[cut][key].append(val)
+            cells: dict[str, list[str]] = defaultdict(list)
+            for m in METHODS:
+                a = auc([scores_of(j, m)[0] for j in at], within)
+                b = auc([p for j in at for p in scores_of(j, m)], lab)
+                called, never = called_at_never(judged, name, cut, m)
+                tail = losers_at_winners_tail(judged, name, cut, m)
+                for key, val in (("a", a), ("b", b), ("c", called), ("t", tail)):
+                    summary[cut][f"{key}_{m}"].append(val)
+                cells["a"].append(f"{a:.3f}")
+                cells["b"].append(f"{b:.3f}")
+                cells["c"].append(f"{called:.0%}")
+                cells["n"].append(f"{never:.0%}")
+                cells["t"].append(f"{tail:.0%}")
             lines.append(
-                f"| {name} | {cut:.0%} | {a_s:.3f} / {a_p:.3f} | {b_s:.3f} / {b_p:.3f} "
-                f"| {cs:.0%} / {cp:.0%} | {ns:.0%} / {np_:.0%} |"
+                f"| {name} | {cut:.0%} | " + " | ".join(" / ".join(cells[k]) for k in "abcnt") + " |"
             )
     lines.append("")
     for cut in cuts:
         s = summary[cut]
-        wins_b = sum(p > q for p, q in zip(s["b_p"], s["b_s"], strict=True))
-        wins_a = sum(p > q for p, q in zip(s["a_p"], s["a_s"], strict=True))
-        eighty = sum(c >= 0.8 for c in s["c_p"])
-        lines.append(
-            f"- at {cut:.0%}: median AUC reached by t shipped {statistics.median(s['b_s']):.3f}, PFN "
-            f"{statistics.median(s['b_p']):.3f} (PFN higher on {wins_b} of {len(s['b_p'])}); reach within "
-            f"the run {statistics.median(s['a_s']):.3f} / {statistics.median(s['a_p']):.3f} (PFN higher on "
-            f"{wins_a}); non-reaching called ≥ 80% by the PFN on {eighty} of {len(s['c_p'])} workloads"
-        )
+        for m in ("pfn", "combined"):
+            wins_b = sum(p > q for p, q in zip(s[f"b_{m}"], s["b_shipped"], strict=True))
+            wins_a = sum(p > q for p, q in zip(s[f"a_{m}"], s["a_shipped"], strict=True))
+            eighty = sum(c >= 0.8 for c in s[f"c_{m}"])
+            lines.append(
+                f"- at {cut:.0%}, {m}: median AUC reached by t {statistics.median(s[f'b_{m}']):.3f} against "
+                f"shipped {statistics.median(s['b_shipped']):.3f} (higher on {wins_b} of {len(s['b_shipped'])}); "
+                f"reach within the run {statistics.median(s[f'a_{m}']):.3f} against "
+                f"{statistics.median(s['a_shipped']):.3f} (higher on {wins_a}); non-reaching called ≥ 80% on "
+                f"{eighty} of {len(s[f'c_{m}'])} workloads; checks not reached caught at the 1% tail, median "
+                f"{statistics.median(s[f't_{m}']):.0%} (shipped {statistics.median(s['t_shipped']):.0%})"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -432,6 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--model", type=Path, required=True)
     e.add_argument("--data", type=Path, nargs="+", default=[Path("benchmarks/data/corpus")])
     e.add_argument("--markdown", type=Path)
+    e.add_argument("--judged", type=Path, help="keep the scored cases here and reuse them (a pickle)")
     e.add_argument("--only", nargs="+", help="these corpus workloads only (tests)")
     e.add_argument("--max-runs", type=int, help="the first N runs of each workload only (tests)")
     e.add_argument("--no-home", action="store_true", help="fit the shipped calibration without charlm/digits")
@@ -444,7 +498,15 @@ def main(argv: list[str] | None = None) -> int:
     model.load_state_dict(torch.load(args.model)["state"])
     model.eval()
     cuts = (0.1, 0.25, 0.5)
-    text = tables(judge(model, args.data, cuts, args.only, args.max_runs, not args.no_home), cuts)
+    if args.judged is not None and args.judged.exists():
+        with args.judged.open("rb") as fh:
+            judged = pickle.load(fh)
+    else:
+        judged = judge(model, args.data, cuts, args.only, args.max_runs, not args.no_home)
+        if args.judged is not None:
+            with args.judged.open("wb") as fh:
+                pickle.dump(judged, fh)
+    text = tables(judged, cuts)
     print(text)
     if args.markdown:
         args.markdown.write_text(text)
