@@ -269,6 +269,104 @@ class AutoencoderDigits(_Tabular):
         return {"val_mse": F.mse_loss(model(self.x_val).float(), self.x_val).item()}
 
 
+class _Residual(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.block = nn.Sequential(
+            nn.LayerNorm(width), nn.Linear(width, width), nn.GELU(), nn.Linear(width, width)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.block(x)
+
+
+class ResMLPDigits(_Classifier):
+    """A residual MLP (4 pre-norm blocks of width 64, GELU) on 8×8 digits; metric val cross-entropy.
+
+    Recorded after session 21 as a *fresh* workload: no forecaster, calibration or pruner setting
+    was chosen with it in view.
+    """
+
+    metric = "val_loss"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_digits
+
+        x, y = load_digits(return_X_y=True)
+        super().__init__(*_split(x / 16.0, y, 0.2, True))
+
+    def build_model(self) -> nn.Module:
+        return nn.Sequential(
+            nn.Linear(64, 64), *[_Residual(64) for _ in range(4)], nn.LayerNorm(64), nn.Linear(64, 10)
+        )
+
+
+class DiabetesMSE(_Regressor):
+    """An MLP (2 × 32) on sklearn's diabetes (442 patients, 10 features), targets standardised.
+
+    Tiny, noisy real data: validation MSE falls, then rises as the model overfits. A fresh
+    workload (see ``ResMLPDigits``).
+    """
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_diabetes
+
+        x, y = load_diabetes(return_X_y=True)
+        y = ((y - y.mean()) / y.std()).astype(np.float32)
+        x_train, y_train, x_val, y_val = _split(x, y, 0.3, False)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(10, [32, 32], 1)
+
+
+def waveforms(n: int, length: int = 64, seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
+    """Noisy sine, square, sawtooth and triangle waves of random frequency and phase (4 classes)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(length) / length
+    labels = rng.integers(0, 4, size=n)
+    freq = rng.uniform(1.5, 6.0, size=(n, 1))
+    phase = rng.uniform(0.0, 1.0, size=(n, 1))
+    cycle = (freq * t + phase) % 1.0
+    waves = np.stack(
+        [
+            np.sin(2 * np.pi * cycle),
+            np.sign(np.sin(2 * np.pi * cycle)),
+            2 * cycle - 1,
+            1 - 4 * np.abs(cycle - 0.5),
+        ]
+    )
+    x = waves[labels, np.arange(n)] * rng.uniform(0.5, 1.5, size=(n, 1)) + rng.normal(
+        0, 0.8, size=(n, length)
+    )
+    return x.astype(np.float32)[:, None, :], labels
+
+
+class Conv1dWaves(_Classifier):
+    """A 1-D CNN (two convolutions of width 5, global average pool) telling four noisy waveforms
+    apart; metric accuracy. A fresh workload (see ``ResMLPDigits``)."""
+
+    metric = "accuracy"
+
+    def __init__(self) -> None:
+        x, y = waveforms(2400)
+        super().__init__(*_split(x, y, 0.25, True))
+
+    def build_model(self) -> nn.Module:
+        return nn.Sequential(
+            nn.Conv1d(1, 16, 5, padding=2),
+            nn.ReLU(),
+            nn.Conv1d(16, 32, 5, padding=2, stride=2),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool1d(1),
+            nn.Flatten(),
+            nn.Linear(32, 4),
+        )
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
