@@ -31,7 +31,7 @@ def corpus() -> Iterator[types.SimpleNamespace]:
     sys.path.insert(0, BENCHMARKS)
     try:
         from corpus import load_grid
-        from corpus.grid import CORPUS_WORKLOADS, planned_runs, recipe_for, run_key
+        from corpus.grid import CORPUS_WORKLOADS, FRESH_WORKLOADS, planned_runs, recipe_for, run_key
         from corpus.record import main
         from corpus.schedules import register_corpus_schedules
 
@@ -39,6 +39,7 @@ def corpus() -> Iterator[types.SimpleNamespace]:
         yield types.SimpleNamespace(
             load_grid=load_grid,
             workloads=CORPUS_WORKLOADS,
+            fresh=FRESH_WORKLOADS,
             planned_runs=planned_runs,
             recipe_for=recipe_for,
             run_key=run_key,
@@ -113,6 +114,23 @@ def test_recording_writes_grid_files_and_resumes_without_repeating(
     assert resumed[0] == first[WORKLOADS[0]][0] and len(resumed) == 2
     expected = corpus.planned_runs(WORKLOADS[0])[1]
     assert (resumed[1]["knobs"], resumed[1]["seed"]) == (expected["knobs"], expected["seed"])
+
+
+def test_fresh_records_only_the_workloads_kept_apart(
+    corpus: types.SimpleNamespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in corpus.fresh:
+        short = dataclasses.replace(corpus.workloads[name], horizon_samples=2048, eval_every_samples=128)
+        monkeypatch.setitem(corpus.workloads, name, short)
+    assert corpus.record(["--out-dir", str(tmp_path), "--fresh", "--limit", str(len(corpus.fresh))]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{n}.jsonl" for n in corpus.fresh)
+    for name in corpus.fresh:
+        (run,) = _check_file(corpus, tmp_path / f"{name}.jsonl")
+        assert run["status"] == "complete"
+        low, high = corpus.workloads[name].metric_bounds
+        metric = run["curve"]["metric"]
+        assert all(math.isfinite(m) and (low is None or m >= low) and (high is None or m <= high) for m in metric)
+    assert not set(corpus.fresh) & set(WORKLOADS)
 
 
 def test_load_grid_reads_gzip_and_skips_a_cut_last_line(
