@@ -129,7 +129,9 @@ def test_fresh_records_only_the_workloads_kept_apart(
         assert run["status"] == "complete"
         low, high = corpus.workloads[name].metric_bounds
         metric = run["curve"]["metric"]
-        assert all(math.isfinite(m) and (low is None or m >= low) and (high is None or m <= high) for m in metric)
+        assert all(
+            math.isfinite(m) and (low is None or m >= low) and (high is None or m <= high) for m in metric
+        )
     assert not set(corpus.fresh) & set(WORKLOADS)
 
 

@@ -86,5 +86,9 @@ def test_the_script_trains_on_the_prior_and_scores_held_out_workloads(tmp_path: 
     assert len(rows) == 1 + 3 * len(WORKLOADS)  # the header, then a row per workload and cut
     for row in rows[1:]:
         aucs = [float(x) for x in re.findall(r"\b(?:[01]\.\d{3}|nan)\b", row)]
-        assert len(aucs) == 4 and all(np.isnan(a) or 0.0 <= a <= 1.0 for a in aucs)
-    assert (tmp_path / "pfn.md").read_text().count("median AUC reached by t") == 3
+        # Two AUCs (reach within the run, reached by t) for each of shipped, PFN and combined.
+        assert len(aucs) == 6 and all(np.isnan(a) or 0.0 <= a <= 1.0 for a in aucs)
+        shares = [float(x) / 100 for x in re.findall(r"(\d+)%", row.split(" | ", 2)[2])]
+        assert len(shares) == 9 and all(0.0 <= x <= 1.0 for x in shares)
+    # A summary line per cut for the PFN and for the combination.
+    assert (tmp_path / "pfn.md").read_text().count("median AUC reached by t") == 6
