@@ -173,9 +173,10 @@ def pfn_crossing_cdf(
     return crossing_cdfs(_shipped(), tokens[None], mask_for(n)[None])[0]
 
 
-def _logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(p, CLIP, 1.0 - CLIP)
-    return np.log(p / (1.0 - p))
+def mean_logit(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The probability whose logit is the mean of ``p``'s and ``q``'s (each clipped to ``CLIP``)."""
+    a, b = (np.clip(np.asarray(x, dtype=float), CLIP, 1.0 - CLIP) for x in (p, q))
+    return 1.0 / (1.0 + np.exp(-0.5 * (np.log(a / (1.0 - a)) + np.log(b / (1.0 - b)))))
 
 
 def combine_with_pfn(forecast: Forecast, cdf: np.ndarray, horizon: float, c_last: float) -> Forecast:
@@ -198,8 +199,7 @@ def combine_with_pfn(forecast: Forecast, cdf: np.ndarray, horizon: float, c_last
         return forecast
     own = np.array([forecast.probability_before(c) for c in grid])
     theirs = np.array([reach_by(cdf, c / horizon) for c in grid])
-    mixed = 1.0 / (1.0 + np.exp(-0.5 * (_logit(own) + _logit(theirs))))
-    mixed = np.maximum.accumulate(mixed)
+    mixed = np.maximum.accumulate(mean_logit(own, theirs))
     later = [(c, forecast.probability_before(c)) for c in own_costs if c > grid[-1]]
     costs = [c_last, *grid.tolist(), *(c for c, _ in later)]
     probs = [0.0, *mixed.tolist(), *(p for _, p in later)]

@@ -37,6 +37,15 @@ def test_the_shipped_weights_are_the_network_the_benchmarks_scored() -> None:
     assert filecmp.cmp(WEIGHTS, ROOT / "benchmarks" / "data" / "pfn" / "pfn.pt", shallow=False)
 
 
+def test_reach_by_reads_the_cumulative_bins_linearly_within_one() -> None:
+    cdf = np.linspace(0.0, 0.5, BINS + 1)[1:]  # 0.5 reached within the run, evenly
+    assert reach_by(cdf, 1.0) == pytest.approx(0.5)
+    assert reach_by(cdf, 0.5) == pytest.approx(0.25)
+    assert reach_by(cdf, 0.5 / BINS) == pytest.approx(0.5 * cdf[0])
+    values = [reach_by(cdf, s) for s in np.linspace(0.0, 1.0, 37)]
+    assert values == sorted(values)
+
+
 def test_a_curve_closing_in_is_likelier_to_reach_than_a_flat_one_and_the_cdf_only_rises() -> None:
     closing = pfn_crossing_cdf(COSTS, 2.0 - 0.0025 * COSTS, TARGET, SCHEDULE)
     flat = pfn_crossing_cdf(COSTS, np.full(COSTS.size, 2.0), TARGET, SCHEDULE)
