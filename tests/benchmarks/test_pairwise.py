@@ -7,12 +7,13 @@ here; the script then runs as a user runs it, on three corpus workloads cut to t
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -22,17 +23,10 @@ CORPUS = ROOT / "benchmarks" / "data" / "corpus"
 WORKLOADS = ("regression_r2", "logreg_digits", "friedman_mse")
 
 
-def _module():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("pairwise", ROOT / "benchmarks" / "pairwise.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules["pairwise"] = module  # its dataclasses look their module up while it loads
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-def test_a_pair_is_stopped_at_its_first_rung_below_the_budget_and_saves_the_rest_of_its_cost() -> None:
-    pw = _module()
+def test_a_pair_is_stopped_at_its_first_rung_below_the_budget_and_saves_the_rest_of_its_cost(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    pw = benchmark_script("pairwise")
     # Three pairs, two rungs each (costs 100 and 200, 2 rungs: the threshold is eps / 2).
     # Pair 1 would have won; pair 2 loses and is stopped at its second rung; pair 3 loses and
     # is never stopped.

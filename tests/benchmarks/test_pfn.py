@@ -8,12 +8,13 @@ reaches. The corpus check runs train then evaluate on the first runs of two work
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -25,17 +26,10 @@ CORPUS = ROOT / "benchmarks" / "data" / "corpus"
 WORKLOADS = ("regression_r2", "logreg_digits")
 
 
-def _module():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("pfn", ROOT / "benchmarks" / "pfn.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules["pfn"] = module  # its dataclasses look their module up while it loads
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-def test_prior_draws_are_unreached_at_the_cut_and_labelled_by_their_first_crossing() -> None:
-    pfn = _module()
+def test_prior_draws_are_unreached_at_the_cut_and_labelled_by_their_first_crossing(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    pfn = benchmark_script("pfn")
     rng = np.random.default_rng(3)
     drawn = [c for c in (pfn.sample_curve(rng) for _ in range(400)) if c is not None]
     assert len(drawn) > 150
