@@ -38,25 +38,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from convtune.curves._pfn import (
-    BINS,
-    GRID,
-    MAX_PREFIX,
-    build_network,
-    crossing_cdfs,
-    encode,
-    mask_for,
-    mean_logit,
-    reach_by,
-    schedule_grid,
-)
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROOT = Path(__file__).resolve().parents[1]
 # The network scored in docs/benchmarks.md (session 22: seed 0, 8,000 steps, 300,000 prefixes).
 MODEL = ROOT / "benchmarks" / "data" / "pfn" / "pfn.pt"
+GRID = 256  # the LR schedule's resolution over the planned run
+SCHEDULE_TOKENS = 8
+MAX_PREFIX = 32
+BINS = 50  # crossing-time bins over (0, 1] of the planned run; index BINS: not within the run
+FEATURES = 5  # x, log-distance, lr, LR area so far, token kind
 MEMORY = 0.05  # the temperature term's memory, as a share of the run (convtune's ANNEAL_MEMORY)
 
 
@@ -162,6 +154,36 @@ def sample_curve(rng: np.random.Generator) -> dict[str, Any] | None:
 # ---- the model's input ------------------------------------------------------------------------
 
 
+def encode(x: np.ndarray, gap: np.ndarray, lr: np.ndarray) -> np.ndarray:
+    """Tokens: prefix points (kind 1) then the schedule ahead (kind -1), FEATURES each.
+
+    ``x`` is each evaluation's share of the planned run, ``gap`` its distance to the target
+    (positive: not reached), ``lr`` the LR / peak on GRID points of the run.
+    """
+    x, gap = x[-MAX_PREFIX:], gap[-MAX_PREFIX:]
+    s1 = np.cumsum(lr) / GRID
+    s1 = s1 / max(float(s1[-1]), 1e-12)
+    idx = np.clip((x * GRID).astype(int) - 1, 0, GRID - 1)
+    ref = max(float(gap[0]), 1e-12)
+    dist = np.clip(np.log(np.maximum(gap, 1e-12) / ref), -8.0, 4.0)
+    prefix = np.stack([x, dist, lr[idx], s1[idx], np.ones_like(x)], axis=1)
+    xs = np.arange(1, SCHEDULE_TOKENS + 1) / SCHEDULE_TOKENS
+    sidx = np.minimum((xs * GRID).astype(int) - 1, GRID - 1)
+    sched = np.stack([xs, np.zeros_like(xs), lr[sidx], s1[sidx], -np.ones_like(xs)], axis=1)
+    tokens = np.zeros((MAX_PREFIX + SCHEDULE_TOKENS, FEATURES), dtype=np.float32)
+    tokens[: len(x)] = prefix
+    tokens[MAX_PREFIX:] = sched
+    return tokens
+
+
+def mask_for(n_prefix: int) -> np.ndarray:
+    """True where a token is padding."""
+    m = np.ones(MAX_PREFIX + SCHEDULE_TOKENS, dtype=bool)
+    m[: min(n_prefix, MAX_PREFIX)] = False
+    m[MAX_PREFIX:] = False
+    return m
+
+
 def synthetic_batch(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     tokens, masks, labels = [], [], []
     while len(labels) < n:
@@ -174,6 +196,27 @@ def synthetic_batch(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     return np.stack(tokens), np.stack(masks), np.array(labels)
 
 
+class CurvePFN(nn.Module):
+    """Prefix and schedule tokens → a distribution over the crossing's bin (or none)."""
+
+    def __init__(self, width: int = 64, layers: int = 3, heads: int = 4) -> None:
+        super().__init__()
+        self.embed = nn.Sequential(nn.Linear(FEATURES, width), nn.GELU(), nn.Linear(width, width))
+        layer = nn.TransformerEncoderLayer(
+            width, heads, 2 * width, dropout=0.0, batch_first=True, norm_first=True
+        )
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Sequential(
+            nn.LayerNorm(width), nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, BINS + 1)
+        )
+
+    def forward(self, tokens: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        h = self.encoder(self.embed(tokens), src_key_padding_mask=pad)
+        keep = (~pad).unsqueeze(-1).float()
+        pooled = (h * keep).sum(1) / keep.sum(1)
+        return self.head(pooled)
+
+
 def train(out: Path, steps: int, batch: int, seed: int, n_data: int) -> None:
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -184,7 +227,7 @@ def train(out: Path, steps: int, batch: int, seed: int, n_data: int) -> None:
         f"{n_data} synthetic prefixes in {time.time() - t0:.0f} s; not within the run: {np.mean(labels == BINS):.0%}",
         flush=True,
     )
-    model = build_network()
+    model = CurvePFN()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.OneCycleLR(
         opt, max_lr=1e-3, total_steps=steps, pct_start=max(0.05, 2.0 / steps)
@@ -225,13 +268,34 @@ class Judged:
     pfn: np.ndarray  # this network's probability of reaching by t
 
 
-def run_schedule(run: Any) -> np.ndarray:
-    """The run's LR / peak on ``GRID`` points (flat where the run has no schedule)."""
-    return np.ones(GRID) if run.schedule is None else schedule_grid(run.schedule)
+def schedule_grid(run: Any) -> np.ndarray:
+    if run.schedule is None:
+        return np.ones(GRID)
+    xs = (np.arange(GRID) + 0.5) / GRID * run.horizon
+    lr = np.asarray(run.schedule.lr_at(xs), dtype=float)
+    peak = float(np.max(np.abs(lr))) if lr.size else 1.0
+    return np.clip(lr / max(peak, 1e-300), 1e-4, None)
+
+
+def pfn_cdf(model: CurvePFN, tokens: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Cumulative probability of having reached by each bin's end (BINS columns)."""
+    with torch.no_grad():
+        p = torch.softmax(model(torch.from_numpy(tokens), torch.from_numpy(masks)), dim=-1).numpy()
+    return np.cumsum(p[:, :BINS], axis=1)
+
+
+def reach_by(cdf: np.ndarray, share: float) -> float:
+    """P(reached by ``share`` of the run), linear within a bin."""
+    if share >= 1.0:
+        return float(cdf[-1])
+    pos = share * BINS
+    k = int(pos)
+    lo = float(cdf[k - 1]) if k > 0 else 0.0
+    return lo + (float(cdf[k]) - lo) * (pos - k)
 
 
 def judge(
-    model: Any,
+    model: CurvePFN,
     data: list[Path],
     cuts: tuple[float, ...],
     only: list[str] | None = None,
@@ -271,10 +335,10 @@ def judge(
                     x = c[ok] / run.horizon
                     if ok.sum() == 0 or not np.all(np.isfinite(gap)):
                         continue  # diverged already: both forecasters say so without a model
-                    rows.append((case, encode(x, gap[ok], run_schedule(run)), mask_for(int(ok.sum()))))
+                    rows.append((case, encode(x, gap[ok], schedule_grid(run)), mask_for(int(ok.sum()))))
         if not rows:
             continue
-        cdfs = crossing_cdfs(model, np.stack([r[1] for r in rows]), np.stack([r[2] for r in rows]))
+        cdfs = pfn_cdf(model, np.stack([r[1] for r in rows]), np.stack([r[2] for r in rows]))
         for (case, _, _), cdf in zip(rows, cdfs, strict=True):
             ts = np.array([case.horizon] + [t for t in case.others if case.c_last < t < case.horizon])
             f = case.forecasts["convtune"]
@@ -294,7 +358,9 @@ def auc(scores: list[float], labels: list[bool]) -> float:
 
 def combined(shipped: np.ndarray, pfn: np.ndarray) -> np.ndarray:
     """The two probabilities' mean logit: no weight fitted, so nothing learns from the corpus."""
-    return mean_logit(shipped, pfn)
+    a, b = (np.clip(p, 1e-4, 1 - 1e-4) for p in (shipped, pfn))
+    z = 0.5 * (np.log(a / (1 - a)) + np.log(b / (1 - b)))
+    return 1.0 / (1.0 + np.exp(-z))
 
 
 METHODS = ("shipped", "pfn", "combined")
@@ -433,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "train":
         train(args.out, args.steps, args.batch, args.seed, args.data)
         return 0
-    model = build_network()
+    model = CurvePFN()
     model.load_state_dict(torch.load(args.model)["state"])
     model.eval()
     cuts = (0.1, 0.25, 0.5)

@@ -33,7 +33,6 @@ PRUNER_OPTIONS = (
     "level",
     "prior_trials",
     "steady_reports",
-    "pfn",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

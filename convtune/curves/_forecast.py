@@ -717,7 +717,6 @@ def forecast_time_to_target(
     target: Target | str,
     *,
     calibration: CrossingCalibration | None = None,
-    pfn: bool = False,
     **options: Unpack[ForecastOptions],
 ) -> Forecast:
     """Forecast the cost at which a curve seen up to now will reach ``target``.
@@ -737,11 +736,6 @@ def forecast_time_to_target(
     :meth:`Forecast.probability_before` are frequencies, not model beliefs. Draws use a fixed
     seed: the same input gives the same forecast in every process.
 
-    With ``pfn`` (and a ``schedule``) the crossing probabilities within the run are the mean
-    logit of the calibrated ones and those of a network trained on synthetic curves
-    (:mod:`convtune.curves._pfn`; needs torch), which ranked runs better on workloads no choice
-    had seen; ``estimate``, ``low`` and ``high`` stay the calibrated ensemble's.
-
     Never raises on bad curves: with fewer than 3 usable points and no prior the forecast
     rests on calibration alone (wide, rarely "never"); non-finite values give ``diverged=True``
     with everything at ``inf``; a blow-up (improved, then ended twice above its start) gets the
@@ -759,12 +753,4 @@ def forecast_time_to_target(
     if raw.final is None:
         summary = CurveSummary.of(costs, values, target, options.get("schedule"), raw.horizon)
         raw = replace(raw, summary=summary)
-    forecast = raw.calibrated(calibration)
-    schedule = options.get("schedule")
-    if pfn and schedule is not None and raw.final is None:
-        from convtune.curves._pfn import combine_with_pfn, pfn_crossing_cdf
-
-        cdf = pfn_crossing_cdf(costs, values, target, schedule)
-        if cdf is not None:
-            forecast = combine_with_pfn(forecast, cdf, float(schedule.horizon), raw.c_last)
-    return forecast
+    return raw.calibrated(calibration)

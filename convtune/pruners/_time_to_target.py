@@ -220,11 +220,6 @@ class TimeToTargetPruner(BasePruner):
             study confirm --measured`` (runners-up within 20%) cannot rescue it.
             :data:`DEFAULT_EXACT_MARGIN` (0.2) lets every configuration that would be such a
             runner-up finish.
-        pfn:
-            Read crossing probabilities from the calibrated forecast combined with a network
-            trained on synthetic curves only (``forecast_time_to_target(pfn=True)``; trials with
-            an ``lr_schedule``, torch needed). Off by default until a replay shows it pays: it
-            ranked runs better on workloads no choice had seen (docs/benchmarks.md).
     """
 
     def __init__(
@@ -242,7 +237,6 @@ class TimeToTargetPruner(BasePruner):
         epsilon_behind: float = DEFAULT_EPSILON_BEHIND,
         exact_margin: float = DEFAULT_EXACT_MARGIN,
         epsilon_before_incumbent: float | None = None,
-        pfn: bool = False,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -276,7 +270,6 @@ class TimeToTargetPruner(BasePruner):
         self._epsilon_before_incumbent = (
             epsilon if epsilon_before_incumbent is None else epsilon_before_incumbent
         )
-        self._pfn = bool(pfn)
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -305,8 +298,6 @@ class TimeToTargetPruner(BasePruner):
         for key in ("n_warmup_reports", "prior_trials", "steady_reports"):
             if key in options:
                 options[key] = int(options[key])
-        if "pfn" in options:
-            options["pfn"] = bool(options["pfn"])
         return cls(spec.target, **options)
 
     @property
@@ -469,7 +460,6 @@ class TimeToTargetPruner(BasePruner):
             prior=prior,
             horizon=horizon,
             level=self._level,
-            pfn=self._pfn,
         )
 
     def _summaries(self, study_name: str, finished: Sequence[FrozenTrial]) -> list[_Finished]:

@@ -1,5 +1,5 @@
-"""``benchmarks/pfn.py``: the synthetic prior's labels, and the script as a user runs it (a
-network trained for a few steps, scored on two corpus workloads).
+"""``benchmarks/pfn.py``: the synthetic prior's labels, the crossing distribution's reading, and
+the script as a user runs it (a network trained for a few steps, scored on two corpus workloads).
 
 The prior's labels are what the network learns, so they are checked against the curves they come
 from: a prefix never already reached, and "not within the run" exactly when no later evaluation
@@ -19,8 +19,6 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from convtune.curves._pfn import BINS, FEATURES, GRID, MAX_PREFIX, SCHEDULE_TOKENS
-
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "benchmarks" / "data" / "corpus"
 WORKLOADS = ("regression_r2", "logreg_digits")
@@ -35,16 +33,28 @@ def test_prior_draws_are_unreached_at_the_cut_and_labelled_by_their_first_crossi
     assert len(drawn) > 150
     labels = np.array([c["label"] for c in drawn])
     # Both outcomes are common, so the network cannot learn one answer.
-    assert 0.15 < np.mean(labels == BINS) < 0.7
+    assert 0.15 < np.mean(labels == pfn.BINS) < 0.7
     for c in drawn:
         assert np.all(c["gap"] > 0) and len(c["x"]) >= 2
-        assert c["x"][-1] <= 0.6 + 1e-9 and c["lr"].shape == (GRID,)
-        if c["label"] < BINS:  # crossing bins lie after the cut
-            assert (c["label"] + 1) / BINS > c["x"][-1]
+        assert c["x"][-1] <= 0.6 + 1e-9 and c["lr"].shape == (pfn.GRID,)
+        if c["label"] < pfn.BINS:  # crossing bins lie after the cut
+            assert (c["label"] + 1) / pfn.BINS > c["x"][-1]
     tokens, masks, lab = pfn.synthetic_batch(8, np.random.default_rng(0))
-    assert tokens.shape == (8, MAX_PREFIX + SCHEDULE_TOKENS, FEATURES)
+    assert tokens.shape == (8, pfn.MAX_PREFIX + pfn.SCHEDULE_TOKENS, pfn.FEATURES)
     # Padding is masked; the schedule tokens never are.
-    assert masks[:, MAX_PREFIX:].sum() == 0 and masks[:, :MAX_PREFIX].any()
+    assert masks[:, pfn.MAX_PREFIX :].sum() == 0 and masks[:, : pfn.MAX_PREFIX].any()
+
+
+def test_reach_by_reads_the_cumulative_bins_linearly_within_one(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    pfn = benchmark_script("pfn")
+    cdf = np.linspace(0.0, 0.5, pfn.BINS + 1)[1:]  # 0.5 reached within the run, evenly
+    assert pfn.reach_by(cdf, 1.0) == pytest.approx(0.5)
+    assert pfn.reach_by(cdf, 0.5) == pytest.approx(0.25)
+    assert pfn.reach_by(cdf, 0.5 / pfn.BINS) == pytest.approx(0.5 * cdf[0])
+    values = [pfn.reach_by(cdf, s) for s in np.linspace(0.0, 1.0, 37)]
+    assert values == sorted(values)
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
