@@ -331,11 +331,9 @@ def judge(
                     assert case.cut == cut and case.horizon == run.horizon
                     sign = 1.0 if target.lower_is_better else -1.0
                     gap = sign * (v - target.value)
-                    ok = np.isfinite(gap)
-                    x = c[ok] / run.horizon
-                    if ok.sum() == 0 or not np.all(np.isfinite(gap)):
+                    if not gap.size or not np.all(np.isfinite(gap)):
                         continue  # diverged already: both forecasters say so without a model
-                    rows.append((case, encode(x, gap[ok], schedule_grid(run)), mask_for(int(ok.sum()))))
+                    rows.append((case, encode(c / run.horizon, gap, schedule_grid(run)), mask_for(gap.size)))
         if not rows:
             continue
         cdfs = pfn_cdf(model, np.stack([r[1] for r in rows]), np.stack([r[2] for r in rows]))
