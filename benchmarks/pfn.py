@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from scipy.signal import lfilter
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -93,11 +94,7 @@ def _areas(lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The LR area so far (share of the run's) and the LR the loss 'feels' (an EMA of it)."""
     s1 = np.cumsum(lr) / GRID
     lam = math.exp(-1.0 / (MEMORY * GRID))
-    felt = np.empty_like(lr)
-    acc = lr[0]
-    for i, v in enumerate(lr):
-        acc = lam * acc + (1 - lam) * v
-        felt[i] = acc
+    felt, _ = lfilter([1 - lam], [1.0, -lam], lr, zi=[lam * lr[0]])  # starts from the first LR
     return s1, felt
 
 
@@ -121,11 +118,9 @@ def sample_curve(rng: np.random.Generator) -> dict[str, Any] | None:
     span = float(level[0] - level.min()) + 1e-6
     sigma = span * math.exp(rng.uniform(math.log(0.002), math.log(0.1)))
     rho = rng.uniform(0.0, 0.8)
-    noise = np.empty(n_eval)
-    e = rng.normal()
-    for i in range(n_eval):
-        e = rho * e + math.sqrt(1 - rho * rho) * rng.normal()
-        noise[i] = e
+    start, steps = rng.normal(), rng.normal(size=n_eval)
+    # AR(1) with unit variance, from a stationary first draw.
+    noise, _ = lfilter([math.sqrt(1 - rho * rho)], [1.0, -rho], steps, zi=[rho * start])
     values = level + sigma * noise
     if rng.random() < 0.05:  # blows up after some point
         at = int(rng.integers(1, n_eval))
