@@ -152,8 +152,41 @@ _FRESH = (
         "(1800 / 600); accuracy",
     ),
 )  # fmt: skip
-FRESH_WORKLOADS = tuple(w.name for w in _FRESH)
-CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {w.name: w for w in _ALL + _FRESH}
+# The second batch, defined in session 23 after every choice had been made (the first batch had
+# been scored by then, so it is no longer unseen).
+_FRESH2 = (
+    CorpusWorkload(
+        "hastie_dropout", wl.HastieDropout, "MLP with dropout, spherical decision boundary", "val_error",
+        "minimize", (0.0, 1.0), 16384, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 10-128-128-2 with dropout 0.2 on make_hastie_10_2 (2100 train / 900 val); val error",
+    ),
+    CorpusWorkload(
+        "breast_cancer_bn", wl.BreastCancerBN, "MLP with BatchNorm, tiny real data that overfits", "val_loss",
+        "minimize", (0.0, None), 8192, 256, 3e-3, ("adamw", "sgd", "lamb"), (16, 32), (0, 20),
+        batch_product=True,
+        description="MLP 30-64-64-2 with BatchNorm on sklearn load_breast_cancer, standardised (398 / 171); "
+        "val cross-entropy",
+    ),
+    CorpusWorkload(
+        "friedman2_mae", wl.Friedman2MAE, "MLP regression, Huber loss, MAE metric", "val_mae",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        batch_product=True,
+        description="MLP 4-64-64-1 trained with the Huber loss on make_friedman2 noise=30, targets "
+        "standardised (1400 / 600); val mean absolute error",
+    ),
+    CorpusWorkload(
+        "sort_transformer", wl.SortTransformer, "bidirectional transformer, algorithmic task", "val_error",
+        "minimize", (0.0, 1.0), 16384, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="2-layer pre-norm transformer width 32, 4 heads, sorting 8 digits position by position "
+        "(4000 / 1000 generated sequences); share of wrong output tokens",
+    ),
+)  # fmt: skip
+FRESH_BATCHES: dict[int, tuple[str, ...]] = {
+    1: tuple(w.name for w in _FRESH),
+    2: tuple(w.name for w in _FRESH2),
+}
+FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
+CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {w.name: w for w in _ALL + _FRESH + _FRESH2}
 
 
 def _stable_seed(text: str) -> int:

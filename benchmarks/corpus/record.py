@@ -36,7 +36,7 @@ import torch
 from convtune.curves import LRSchedule
 from convtune.training.engine import Progress, train
 
-from .grid import CORPUS_WORKLOADS, FRESH_WORKLOADS, engine_config, header, planned_runs, recipe_for, run_key
+from .grid import CORPUS_WORKLOADS, FRESH_BATCHES, FRESH_WORKLOADS, engine_config, header, planned_runs, recipe_for, run_key
 from .gridfile import append_line, grid_path, load_grid
 
 SCHEDULE_POINTS = 256  # convtune.study's _SCHEDULE_POINTS
@@ -203,7 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--workload", choices=sorted(CORPUS_WORKLOADS), action="append")
     which.add_argument("--all", action="store_true", help="every workload, interleaved")
     which.add_argument(
-        "--fresh", action="store_true", help="the workloads recorded after every choice was made, interleaved"
+        "--fresh",
+        type=int,
+        nargs="?",
+        const=1,
+        choices=sorted(FRESH_BATCHES),
+        help="a batch of the workloads recorded after every choice was made (1 without a number), interleaved",
     )
     parser.add_argument("--shard", default="0/1", help="I/N: record runs I, I+N, I+2N, ... of each grid")
     parser.add_argument("--max-minutes", type=float, default=None, help="start no run after this")
@@ -219,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.all:
         names = [n for n in CORPUS_WORKLOADS if n not in FRESH_WORKLOADS]
     else:
-        names = list(FRESH_WORKLOADS) if args.fresh else (args.workload or [])
+        names = list(FRESH_BATCHES[args.fresh]) if args.fresh else (args.workload or [])
     if not names:
         parser.error("give --workload W (repeatable), --all or --list")
     index, count = (int(x) for x in args.shard.split("/"))

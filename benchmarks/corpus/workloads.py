@@ -367,6 +367,139 @@ class Conv1dWaves(_Classifier):
         )
 
 
+class HastieDropout(_Classifier):
+    """An MLP (2 × 128, dropout 0.2) on ``make_hastie_10_2`` (the label is whether a sum of ten
+    squared Gaussians passes its median: a spherical boundary); metric val_error.
+
+    Recorded in session 23 as the second batch of *fresh* workloads: defined after every
+    forecaster, calibration and pruner setting had been chosen, and nothing scored on them before
+    the checks in docs/benchmarks.md were committed.
+    """
+
+    metric = "val_error"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_hastie_10_2
+
+        x, y = make_hastie_10_2(n_samples=3000, random_state=11)
+        super().__init__(*_split(x, (y > 0).astype(np.int64), 0.3, True))
+
+    def build_model(self) -> nn.Module:
+        return nn.Sequential(
+            nn.Linear(10, 128), nn.ReLU(), nn.Dropout(0.2), nn.Linear(128, 128), nn.ReLU(), nn.Dropout(0.2),
+            nn.Linear(128, 2),
+        )  # fmt: skip
+
+
+class BreastCancerBN(_Classifier):
+    """An MLP with BatchNorm (30-64-64-2) on sklearn's breast cancer data, standardised; metric
+    val cross-entropy, which turns back up as the small training set is overfitted. A fresh
+    workload of the second batch (see ``HastieDropout``)."""
+
+    metric = "val_loss"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_breast_cancer
+
+        x, y = load_breast_cancer(return_X_y=True)
+        x_train, y_train, x_val, y_val = _split(x, y, 0.3, True)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return nn.Sequential(
+            nn.Linear(30, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(),
+            nn.Linear(64, 2),
+        )  # fmt: skip
+
+
+class Friedman2MAE(_Regressor):
+    """An MLP (4-64-64-1) trained with the Huber loss on ``make_friedman2`` (targets standardised);
+    metric val_mae, a metric that is not the loss. A fresh workload of the second batch (see
+    ``HastieDropout``)."""
+
+    metric = "val_mae"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_friedman2
+
+        x, y = make_friedman2(n_samples=2000, noise=30.0, random_state=5)
+        y = ((y - y.mean()) / y.std()).astype(np.float32)
+        x_train, y_train, x_val, y_val = _split(x, y, 0.3, False)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(4, [64, 64], 1)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return F.huber_loss(model(inputs).squeeze(-1), targets, delta=0.5)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        error = model(self.x_val).squeeze(-1).float() - self.y_val
+        return {"val_mae": error.abs().mean().item(), "val_mse": error.square().mean().item()}
+
+
+class _SortModel(nn.Module):
+    def __init__(self, length: int, width: int, depth: int, heads: int):
+        super().__init__()
+        self.token = nn.Embedding(SORT_VOCAB, width)
+        self.position = nn.Embedding(length, width)
+        layer = nn.TransformerEncoderLayer(
+            width, heads, dim_feedforward=2 * width, dropout=0.0, batch_first=True, norm_first=True
+        )
+        self.blocks = nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(width)
+        self.head = nn.Linear(width, SORT_VOCAB)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.token(tokens) + self.position(torch.arange(tokens.shape[1]))
+        return self.head(self.norm(self.blocks(x)))
+
+
+SORT_VOCAB = 10
+
+
+class SortTransformer:
+    """A 2-layer bidirectional transformer (width 32, 4 heads) that outputs the sorted version of
+    a sequence of 8 digits, position by position; metric val_error, the share of wrong output
+    tokens. An algorithmic task whose curves can sit on a plateau and then drop. Generated data
+    (4,000 train / 1,000 val sequences, fixed seed). A fresh workload of the second batch (see
+    ``HastieDropout``)."""
+
+    metric = "val_error"
+    length = 8
+
+    def __init__(self) -> None:
+        generator = torch.Generator().manual_seed(13)
+        data = torch.randint(0, SORT_VOCAB, (5000, self.length), generator=generator)
+        self.train_data, self.val_data = data[:4000], data[4000:]
+
+    def build_model(self) -> nn.Module:
+        return _SortModel(self.length, 32, 2, 4)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        while True:
+            index = torch.randint(0, len(self.train_data), (micro_batch_size,), generator=generator)
+            x = self.train_data[index]
+            yield x, x.sort(dim=1).values
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return F.cross_entropy(model(inputs).reshape(-1, SORT_VOCAB).float(), targets.reshape(-1))
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        logits = model(self.val_data).float()
+        targets = self.val_data.sort(dim=1).values
+        error = (logits.argmax(-1) != targets).float().mean().item()
+        loss = F.cross_entropy(logits.reshape(-1, SORT_VOCAB), targets.reshape(-1)).item()
+        return {"val_error": error, "val_loss": loss}
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")

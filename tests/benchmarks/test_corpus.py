@@ -31,7 +31,7 @@ def corpus() -> Iterator[types.SimpleNamespace]:
     sys.path.insert(0, BENCHMARKS)
     try:
         from corpus import load_grid
-        from corpus.grid import CORPUS_WORKLOADS, FRESH_WORKLOADS, planned_runs, recipe_for, run_key
+        from corpus.grid import CORPUS_WORKLOADS, FRESH_BATCHES, planned_runs, recipe_for, run_key
         from corpus.record import main
         from corpus.schedules import register_corpus_schedules
 
@@ -39,7 +39,7 @@ def corpus() -> Iterator[types.SimpleNamespace]:
         yield types.SimpleNamespace(
             load_grid=load_grid,
             workloads=CORPUS_WORKLOADS,
-            fresh=FRESH_WORKLOADS,
+            fresh=FRESH_BATCHES,
             planned_runs=planned_runs,
             recipe_for=recipe_for,
             run_key=run_key,
@@ -116,15 +116,18 @@ def test_recording_writes_grid_files_and_resumes_without_repeating(
     assert (resumed[1]["knobs"], resumed[1]["seed"]) == (expected["knobs"], expected["seed"])
 
 
+@pytest.mark.parametrize("batch", [1, 2])
 def test_fresh_records_only_the_workloads_kept_apart(
-    corpus: types.SimpleNamespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: types.SimpleNamespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
 ) -> None:
-    for name in corpus.fresh:
+    fresh = corpus.fresh[batch]
+    for name in fresh:
         short = dataclasses.replace(corpus.workloads[name], horizon_samples=2048, eval_every_samples=128)
         monkeypatch.setitem(corpus.workloads, name, short)
-    assert corpus.record(["--out-dir", str(tmp_path), "--fresh", "--limit", str(len(corpus.fresh))]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{n}.jsonl" for n in corpus.fresh)
-    for name in corpus.fresh:
+    flag = ["--fresh"] if batch == 1 else ["--fresh", str(batch)]  # a bare --fresh is the first batch
+    assert corpus.record(["--out-dir", str(tmp_path), *flag, "--limit", str(len(fresh))]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{n}.jsonl" for n in fresh)
+    for name in fresh:
         (run,) = _check_file(corpus, tmp_path / f"{name}.jsonl")
         assert run["status"] == "complete"
         low, high = corpus.workloads[name].metric_bounds
@@ -132,7 +135,9 @@ def test_fresh_records_only_the_workloads_kept_apart(
         assert all(
             math.isfinite(m) and (low is None or m >= low) and (high is None or m <= high) for m in metric
         )
-    assert not set(corpus.fresh) & set(WORKLOADS)
+    every_fresh = {n for names in corpus.fresh.values() for n in names}
+    assert not every_fresh & set(WORKLOADS)
+    assert len(every_fresh) == sum(len(names) for names in corpus.fresh.values())  # batches are disjoint
 
 
 def test_load_grid_reads_gzip_and_skips_a_cut_last_line(
