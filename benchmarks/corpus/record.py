@@ -36,7 +36,16 @@ import torch
 from convtune.curves import LRSchedule
 from convtune.training.engine import Progress, train
 
-from .grid import CORPUS_WORKLOADS, FRESH_BATCHES, FRESH_WORKLOADS, engine_config, header, planned_runs, recipe_for, run_key
+from .grid import (
+    CORPUS_WORKLOADS,
+    FRESH_BATCHES,
+    FRESH_WORKLOADS,
+    engine_config,
+    header,
+    planned_runs,
+    recipe_for,
+    run_key,
+)
 from .gridfile import append_line, grid_path, load_grid
 
 SCHEDULE_POINTS = 256  # convtune.study's _SCHEDULE_POINTS
