@@ -104,6 +104,7 @@ class Workload:
     metric: str
     maximize: bool
     runs: list[Run] = field(default_factory=list)
+    source: str = ""  # the --data entry it was loaded from ("" for the home workloads)
 
     @property
     def home(self) -> bool:
@@ -172,13 +173,18 @@ def load_home(path: Path = HOME_FILE) -> list[Workload]:
 
 
 def load_all(paths: list[Path], home: bool, max_runs: int | None = None) -> list[Workload]:
-    files: list[Path] = []
+    files: list[tuple[Path, str]] = []
     for p in paths:
         if p.is_dir():
-            files += sorted(q for q in p.iterdir() if q.name.endswith((".jsonl", ".jsonl.gz")))
+            files += [(q, str(p)) for q in sorted(p.iterdir()) if q.name.endswith((".jsonl", ".jsonl.gz"))]
         elif p.exists():
-            files.append(p)
-    workloads = [w for w in (load_grid_file(f) for f in files) if w is not None and len(w.runs) >= 10]
+            files.append((p, str(p)))
+    workloads = []
+    for f, source in files:
+        w = load_grid_file(f)
+        if w is not None and len(w.runs) >= 10:
+            w.source = source
+            workloads.append(w)
     if home and HOME_FILE.exists():
         workloads += load_home()
     if max_runs is not None:
@@ -889,6 +895,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also score the home workloads (for development only: the forecaster was tuned on them)",
     )
     parser.add_argument(
+        "--tables-per-data",
+        action="store_true",
+        help="print the tables for each --data entry's workloads apart (one leave-one-workload-out "
+        "run: every workload's calibration is still fitted on all the others)",
+    )
+    parser.add_argument(
         "--no-reach-model",
         action="store_true",
         help="calibrate with the isotonic maps alone (to see what the reach model adds)",
@@ -916,7 +928,17 @@ def main(argv: list[str] | None = None) -> int:
     if not names:
         print("no held-out workloads (only home data): nothing to report", file=sys.stderr)
         return 1
-    text = tables(results, held, names, cuts)
+    if args.tables_per_data:
+        by_source = {w.name: w.source for w in workloads}
+        parts = []
+        for source in dict.fromkeys(by_source[n] for n in names):
+            mine = [n for n in names if by_source[n] == source]
+            parts.append(
+                f"## {source}\n\n" + tables(results, [c for c in held if c.workload in mine], mine, cuts)
+            )
+        text = "\n".join(parts)
+    else:
+        text = tables(results, held, names, cuts)
     print(text)
     if args.markdown is not None:
         args.markdown.write_text(text + "\n")

@@ -74,3 +74,38 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
     assert cal.maps and cal.thresholds
     assert cal.blends and set(cal.blends.values()) <= set(BLEND_GRID)
     assert any(k.startswith("blind") for k in cal.blends) and any(k.startswith("sched") for k in cal.blends)
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_tables_per_data_reports_each_folder_apart_from_one_held_out_run(tmp_path: Path) -> None:
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    for workload in WORKLOADS[1:]:
+        (folder / f"{workload}.jsonl.gz").write_bytes((CORPUS / f"{workload}.jsonl.gz").read_bytes())
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "forecast.py"), "--no-home", "--max-runs", "12"]
+    cmd += ["--cuts", "0.25", "--data", str(CORPUS / f"{WORKLOADS[0]}.jsonl.gz"), str(folder)]
+    together = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
+    apart = subprocess.run(
+        [*cmd, "--tables-per-data"], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert together.returncode == 0 and apart.returncode == 0, apart.stderr[-2000:]
+    sections = apart.stdout.split("## ")[1:]
+    assert [s.splitlines()[0] for s in sections] == [str(CORPUS / f"{WORKLOADS[0]}.jsonl.gz"), str(folder)]
+    assert "Median over held-out workloads (" + WORKLOADS[0] + "):" in sections[0]
+    assert "Median over held-out workloads (" + ", ".join(WORKLOADS[1:]) + "):" in sections[1]
+    assert re.search(r"\| [^|]+ \| \d of 1 \|", sections[0]) and re.search(
+        r"\| [^|]+ \| \d of 2 \|", sections[1]
+    )
+
+    # Each workload is still calibrated on all the others: its row is the one the joint table gives
+    # (but for the last column, CPU ms per call).
+    def rows(text: str, workload: str) -> list[str]:
+        return [
+            r.rsplit(" | ", 1)[0] for r in text.splitlines() if r.startswith(f"| {workload} | convtune | ")
+        ]
+
+    for workload in WORKLOADS:
+        assert rows(together.stdout, workload) and rows(apart.stdout, workload) == rows(
+            together.stdout, workload
+        )
