@@ -181,12 +181,41 @@ _FRESH2 = (
         "(4000 / 1000 generated sequences); share of wrong output tokens",
     ),
 )  # fmt: skip
+# The third batch, defined in session 23 after the second batch's check had been read and the
+# rule it prompted had been written down.
+_FRESH3 = (
+    CorpusWorkload(
+        "iris_tiny", wl.IrisTiny, "tiny MLP on tiny real data, coarse noisy validation", "val_loss",
+        "minimize", (0.0, None), 6144, 256, 1e-2, ("adamw", "sgd", "lion"), (8, 32), (0, 20),
+        batch_product=True,
+        description="MLP 4-16-3 on sklearn load_iris, standardised (105 train / 45 val); val cross-entropy",
+    ),
+    CorpusWorkload(
+        "blobs_accuracy", wl.BlobsAccuracy, "MLP on overlapping clusters, accuracy saturating below 1",
+        "accuracy", "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 8-64-64-10 on make_blobs (10 centres, std 6; 2100 train / 900 val); accuracy",
+    ),
+    CorpusWorkload(
+        "scurve_mse", wl.SCurveMSE, "MLP regression of a manifold coordinate, MSE", "val_mse",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        batch_product=True,
+        description="MLP 3-64-64-1 predicting the position along make_s_curve (noise 0.1) from the "
+        "point, standardised (1400 / 600); val MSE",
+    ),
+    CorpusWorkload(
+        "lstm_charlm", wl.LSTMCharLM, "LSTM byte-level language model", "val_loss",
+        "minimize", (0.0, None), 4096, 256, 1e-2, ("adamw", "sgd", "lamb"), (16, 32), (0, 20),
+        description="1-layer LSTM width 48, context 32, on stdlib argparse.py + textwrap.py (100 kB); "
+        "val nats/byte on 48 held-out windows",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
+    3: tuple(w.name for w in _FRESH3),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
-CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {w.name: w for w in _ALL + _FRESH + _FRESH2}
+CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {w.name: w for w in _ALL + _FRESH + _FRESH2 + _FRESH3}
 
 
 def _stable_seed(text: str) -> int:

@@ -500,6 +500,64 @@ class SortTransformer:
         return {"val_error": error, "val_loss": loss}
 
 
+class IrisTiny(_Classifier):
+    """An MLP (4-16-3) on sklearn's iris, standardised: 105 training rows, so each validation
+    evaluation of its 45 rows is coarse and noisy; metric val cross-entropy.
+
+    Recorded in session 23 as the third batch of *fresh* workloads: defined after the second
+    batch's check had been read and the rule it prompted had been written down, and nothing
+    scored on them before that rule's check was committed.
+    """
+
+    metric = "val_loss"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_iris
+
+        x, y = load_iris(return_X_y=True)
+        x_train, y_train, x_val, y_val = _split(x, y, 0.3, True)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(4, [16], 3)
+
+
+class BlobsAccuracy(_Classifier):
+    """An MLP (2 × 64) on ten overlapping Gaussian blobs in 8 dimensions (``make_blobs``);
+    metric accuracy, which saturates below 1. A fresh workload of the third batch (see
+    ``IrisTiny``)."""
+
+    metric = "accuracy"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_blobs
+
+        x, y = make_blobs(n_samples=3000, centers=10, n_features=8, cluster_std=6.0, random_state=17)
+        super().__init__(*_split(x / 10.0, y, 0.3, True))
+
+    def build_model(self) -> nn.Module:
+        return _mlp(8, [64, 64], 10)
+
+
+class SCurveMSE(_Regressor):
+    """An MLP (3-64-64-1) that reads a point of the 3-D S-curve (``make_s_curve``, noise 0.1) and
+    predicts its position along the curve (standardised); metric val MSE. A fresh workload of the
+    third batch (see ``IrisTiny``)."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_s_curve
+
+        x, t = make_s_curve(n_samples=2000, noise=0.1, random_state=19)
+        t = ((t - t.mean()) / t.std()).astype(np.float32)
+        super().__init__(*_split(x, t, 0.3, False))
+
+    def build_model(self) -> nn.Module:
+        return _mlp(3, [64, 64], 1)
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
@@ -562,6 +620,29 @@ class _GRUModel(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         hidden, _ = self.gru(self.embed(tokens))
         return self.head(hidden)
+
+
+class _LSTMModel(nn.Module):
+    def __init__(self, width: int):
+        super().__init__()
+        self.embed = nn.Embedding(256, width)
+        self.lstm = nn.LSTM(width, width, batch_first=True)
+        self.head = nn.Linear(width, 256)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        hidden, _ = self.lstm(self.embed(tokens))
+        return self.head(hidden)
+
+
+class LSTMCharLM(_CharLM):
+    """A one-layer LSTM (width 48) byte-level language model on stdlib argparse/textwrap source.
+    A fresh workload of the third batch (see ``IrisTiny``)."""
+
+    sources = ("argparse.py", "textwrap.py")
+    max_bytes = 100_000
+
+    def build_model(self) -> nn.Module:
+        return _LSTMModel(48)
 
 
 class GRUCharLM(_CharLM):

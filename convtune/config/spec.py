@@ -33,6 +33,7 @@ PRUNER_OPTIONS = (
     "level",
     "prior_trials",
     "steady_reports",
+    "reach_max_lowering",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

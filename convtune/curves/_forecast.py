@@ -21,6 +21,7 @@ from typing import Any, TypedDict, Unpack
 import numpy as np
 
 from convtune.config.target import Target
+from convtune.curves import _reach
 from convtune.curves._calibration import (
     CrossingCalibration,
     ahead,
@@ -380,8 +381,16 @@ class RawForecast:
         conditional = _inverse(costs, probs, 0.5 * probability) if probability > 0 else math.inf
         return np.array([conditional, self.median_within(), line])
 
-    def calibrated(self, calibration: CrossingCalibration | None = None) -> Forecast:
+    def calibrated(
+        self, calibration: CrossingCalibration | None = None, *, reach_max_lowering: float | None = None
+    ) -> Forecast:
+        """The forecast through ``calibration``'s maps and reach models (default: the shipped
+        table). ``reach_max_lowering`` bounds how many times below the maps' probability a reach
+        model may push it (default :data:`convtune.curves._reach.MAX_LOWERING`; ``inf``: no
+        bound)."""
         cal = default_calibration() if calibration is None else calibration
+        if reach_max_lowering is None:
+            reach_max_lowering = _reach.MAX_LOWERING
         if self.final is not None:
             return self._blown_up(cal) if self.blew_up else self.final
         m = self.draws.size
@@ -406,7 +415,10 @@ class RawForecast:
         mapped = np.array(
             [float(cal.apply(ahead(self.key, t, self.horizon), p)) for t, p in zip(costs, raw, strict=True)]
         )
-        probs = np.minimum(np.maximum.accumulate(mapped), self._reach_caps(costs, cal))
+        mapped = np.maximum.accumulate(mapped)
+        probs = np.minimum(mapped, self._reach_caps(costs, cal))
+        if reach_max_lowering is not None and math.isfinite(reach_max_lowering):
+            probs = np.maximum(probs, mapped / reach_max_lowering)
         probs[0] = 0.0
         tail = 0.5 * (1.0 - self.level)
         if self.horizon is not None:
@@ -717,6 +729,7 @@ def forecast_time_to_target(
     target: Target | str,
     *,
     calibration: CrossingCalibration | None = None,
+    reach_max_lowering: float | None = None,
     **options: Unpack[ForecastOptions],
 ) -> Forecast:
     """Forecast the cost at which a curve seen up to now will reach ``target``.
@@ -736,6 +749,9 @@ def forecast_time_to_target(
     :meth:`Forecast.probability_before` are frequencies, not model beliefs. Draws use a fixed
     seed: the same input gives the same forecast in every process.
 
+    ``reach_max_lowering`` bounds how far the calibration's reach model may pull a probability
+    below what the maps give (see :meth:`RawForecast.calibrated`).
+
     Never raises on bad curves: with fewer than 3 usable points and no prior the forecast
     rests on calibration alone (wide, rarely "never"); non-finite values give ``diverged=True``
     with everything at ``inf``; a blow-up (improved, then ended twice above its start) gets the
@@ -753,4 +769,4 @@ def forecast_time_to_target(
     if raw.final is None:
         summary = CurveSummary.of(costs, values, target, options.get("schedule"), raw.horizon)
         raw = replace(raw, summary=summary)
-    return raw.calibrated(calibration)
+    return raw.calibrated(calibration, reach_max_lowering=reach_max_lowering)

@@ -12,7 +12,8 @@ the recorded corpus, leave-one-workload-out in the benchmark, like the maps.
 
 It only ever *lowers* a forecast's probability, and only below :data:`TAIL`: where it is
 confident a curve cannot get there in time, the calibrated distribution is capped by it (see
-:meth:`convtune.curves.RawForecast.calibrated`); elsewhere the maps stand.
+:meth:`convtune.curves.RawForecast.calibrated`), by at most :data:`MAX_LOWERING` times the
+maps' value; elsewhere the maps stand.
 
 numpy only at run time (the coefficients are JSON numbers in ``calibration.json``); the
 benchmark fits them with scikit-learn.
@@ -34,6 +35,12 @@ from convtune.curves._schedule import LRSchedule
 
 # Probabilities of the model above this are not used: the maps are calibrated there.
 TAIL = 0.01
+# How many times lower than the maps' probability the model may push it, at most (``None``: no
+# limit). The model exists to take the maps' floor late in a run (0.4-1%) below a pruner's
+# per-decision budget (about 0.002); a tenfold cut does that. Without a limit, on a workload
+# unlike those it was fitted on, it turned maps' 0.18-0.39 into 0.001 for a run that crossed
+# the target 1,000 samples later (docs/benchmarks.md, "Four more workloads").
+MAX_LOWERING: float | None = None
 FEATURES = (
     "raw_logit",  # logit of the share of model draws crossed by t
     "log_ahead",  # log(t / cost seen)

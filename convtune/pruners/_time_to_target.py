@@ -220,6 +220,12 @@ class TimeToTargetPruner(BasePruner):
             study confirm --measured`` (runners-up within 20%) cannot rescue it.
             :data:`DEFAULT_EXACT_MARGIN` (0.2) lets every configuration that would be such a
             runner-up finish.
+        reach_max_lowering:
+            How many times below the calibration maps' probability the reach model may push the
+            forecast a stop reads (``None``: the forecaster's default,
+            ``convtune.curves._reach.MAX_LOWERING``; ``inf``: no bound). On a workload unlike
+            those it was fitted on, the unbounded model called a near-best run hopeless
+            (docs/benchmarks.md, "Four more workloads").
     """
 
     def __init__(
@@ -237,6 +243,7 @@ class TimeToTargetPruner(BasePruner):
         epsilon_behind: float = DEFAULT_EPSILON_BEHIND,
         exact_margin: float = DEFAULT_EXACT_MARGIN,
         epsilon_before_incumbent: float | None = None,
+        reach_max_lowering: float | None = None,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -270,6 +277,9 @@ class TimeToTargetPruner(BasePruner):
         self._epsilon_before_incumbent = (
             epsilon if epsilon_before_incumbent is None else epsilon_before_incumbent
         )
+        if reach_max_lowering is not None and not reach_max_lowering >= 1.0:
+            raise ValueError(f"reach_max_lowering must be >= 1, got {reach_max_lowering}")
+        self._reach_max_lowering = reach_max_lowering
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -460,6 +470,7 @@ class TimeToTargetPruner(BasePruner):
             prior=prior,
             horizon=horizon,
             level=self._level,
+            reach_max_lowering=self._reach_max_lowering,
         )
 
     def _summaries(self, study_name: str, finished: Sequence[FrozenTrial]) -> list[_Finished]:
