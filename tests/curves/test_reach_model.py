@@ -7,6 +7,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 
 from convtune.curves import CrossingCalibration, LRSchedule, ReachModel, forecast_time_to_target
 from convtune.curves._calibration import DEFAULT_PATH, default_calibration
@@ -49,6 +50,44 @@ def test_a_confident_reach_model_caps_the_distribution_and_never_raises_it() -> 
         assert capped.probability_before(t) <= maps_only.probability_before(t) + 1e-12
     probs = np.asarray(capped.cdf_probs)
     assert np.all(np.diff(probs) >= 0)
+
+
+def test_reach_max_lowering_bounds_how_far_the_model_pulls_below_the_maps() -> None:
+    c, y = prefix(0.3)
+    sched = schedule()
+    n = len(feature_names(True))
+    base = default_calibration()
+    plain = CrossingCalibration(base.maps, (), base.thresholds, base.blends)
+    hopeless = CrossingCalibration(base.maps, (), base.thresholds, base.blends, {"sched:1": model(-20.0, n)})
+    maps = forecast_time_to_target(c, y, TARGET, schedule=sched, calibration=plain)
+    unbounded = forecast_time_to_target(c, y, TARGET, schedule=sched, calibration=hopeless)
+    bounded = forecast_time_to_target(
+        c, y, TARGET, schedule=sched, calibration=hopeless, reach_max_lowering=10
+    )
+    infinite = forecast_time_to_target(
+        c, y, TARGET, schedule=sched, calibration=hopeless, reach_max_lowering=math.inf
+    )
+    assert infinite == unbounded  # inf: no bound, as without the option (MAX_LOWERING is None)
+    assert maps.probability > 0.3 and unbounded.probability < 1e-6
+    assert bounded.probability == pytest.approx(maps.probability / 10, rel=1e-9)
+    for t in np.linspace(c[-1], HORIZON, 13):
+        m, b = maps.probability_before(t), bounded.probability_before(t)
+        assert m / 10 - 1e-12 <= b <= m + 1e-12
+    assert np.all(np.diff(np.asarray(bounded.cdf_probs)) >= 0)
+    # A model that does not cap leaves a bound nothing to do.
+    assert (
+        forecast_time_to_target(c, y, TARGET, schedule=sched, calibration=plain, reach_max_lowering=10)
+        == maps
+    )
+
+
+def test_the_pruner_passes_its_bound_to_the_forecast_and_rejects_a_bound_below_one() -> None:
+    from convtune.pruners import TimeToTargetPruner
+
+    with pytest.raises(ValueError, match="reach_max_lowering"):
+        TimeToTargetPruner(TARGET, reach_max_lowering=0.5)
+    pruner = TimeToTargetPruner(TARGET, reach_max_lowering=10)
+    assert pruner._reach_max_lowering == 10
 
 
 def test_a_reach_model_above_its_tail_changes_nothing() -> None:

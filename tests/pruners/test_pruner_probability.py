@@ -276,3 +276,47 @@ def test_before_any_trial_reaches_the_decisions_spend_their_own_budget() -> None
         assert (a.prune, a.reason, a.threshold) == (b.prune, b.reason, b.threshold)
         if a.prune:
             break
+
+
+def test_a_bounded_reach_model_cannot_turn_a_likely_trial_into_a_stop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reach model that calls every curve hopeless (as the unbounded one did for a near-best
+    run of a workload unlike those it was fitted on) stops trials the maps would let run; with
+    ``reach_max_lowering`` it pulls the maps' probability down tenfold at most."""
+    from convtune.curves import CrossingCalibration, ReachModel, _forecast
+    from convtune.curves._calibration import default_calibration
+    from convtune.curves._reach import feature_names
+
+    base = default_calibration()
+    maps_only = CrossingCalibration(base.maps, (), base.thresholds, base.blends)
+    hopeless = {
+        f"{head}:all": ReachModel(np.zeros(n), np.ones(n), np.zeros(n), -30.0)
+        for head, n in (("blind", len(feature_names(False))), ("sched", len(feature_names(True))))
+    }
+    confident = CrossingCalibration(base.maps, (), base.thresholds, base.blends, hopeless)
+    using = {"calibration": maps_only}
+    monkeypatch.setattr(_forecast, "default_calibration", lambda: using["calibration"])
+    pruners = {
+        "unbounded": TimeToTargetPruner(TARGET, max_cost=30 * EVERY),
+        "bounded": TimeToTargetPruner(TARGET, max_cost=30 * EVERY, reach_max_lowering=10),
+    }
+    study = study_of(TimeToTargetPruner(TARGET, max_cost=30 * EVERY), 12, seed=1)  # an incumbent
+    rescued = 0
+    for speed in (0.005, 0.01, 0.03):
+        for floor in (1.4, 1.7, 1.85):
+            trial = study.ask()
+            for i in range(1, 9):
+                trial.report(loss(speed, floor, i * EVERY), step=i * EVERY)
+                frozen = study._storage.get_trial(trial._trial_id)
+                using["calibration"] = maps_only
+                maps = pruners["unbounded"].decide(study, frozen)
+                using["calibration"] = confident
+                unbounded, bounded = (pruners[k].decide(study, frozen) for k in ("unbounded", "bounded"))
+                if maps.reason in EXACT or maps.probability is None or math.isnan(maps.probability):
+                    continue
+                assert unbounded.probability <= bounded.probability <= maps.probability + 1e-12
+                assert bounded.probability >= maps.probability / 10 - 1e-12
+                rescued += unbounded.prune and not bounded.prune and not maps.prune
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    assert rescued > 0, "some decisions the maps let run must be stops without the bound"
