@@ -209,13 +209,41 @@ _FRESH3 = (
         "val nats/byte on 48 held-out windows",
     ),
 )  # fmt: skip
+# The fourth batch, defined in session 23 after the third batch's check had been read and a
+# relative rule for the bounded reach model had been written down.
+_FRESH4 = (
+    CorpusWorkload(
+        "circles_loss", wl.CirclesLoss, "small MLP, noisy concentric circles", "val_loss",
+        "minimize", (0.0, None), 8192, 256, 1e-2, ("adamw", "sgd", "lion"), (16, 64), (0, 20),
+        batch_product=True,
+        description="MLP 2-32-32-2 on make_circles factor 0.5 noise 0.15 (1400 / 600); val cross-entropy",
+    ),
+    CorpusWorkload(
+        "quantiles_accuracy", wl.QuantilesAccuracy, "MLP on nested Gaussian shells, accuracy", "accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 6-64-64-3 on make_gaussian_quantiles, 6 features, 3 classes (2100 / 900); accuracy",
+    ),
+    CorpusWorkload(
+        "friedman3_mse", wl.Friedman3MSE, "one-hidden-layer MLP regression, MSE", "val_mse",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        batch_product=True,
+        description="MLP 4-64-1 on make_friedman3 noise 0.1, standardised (1400 / 600); val MSE",
+    ),
+    CorpusWorkload(
+        "digits_pca", wl.DigitsPCA, "MLP on principal components, image classification", "val_error",
+        "minimize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (16, 64), (0, 30),
+        description="MLP 16-32-10 on sklearn load_digits reduced to 16 principal components (1437 / 360); "
+        "val error",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
     3: tuple(w.name for w in _FRESH3),
+    4: tuple(w.name for w in _FRESH4),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
-CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {w.name: w for w in _ALL + _FRESH + _FRESH2 + _FRESH3}
+CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {w.name: w for w in _ALL + _FRESH + _FRESH2 + _FRESH3 + _FRESH4}
 
 
 def _stable_seed(text: str) -> int:

@@ -558,6 +558,80 @@ class SCurveMSE(_Regressor):
         return _mlp(3, [64, 64], 1)
 
 
+class CirclesLoss(_Classifier):
+    """An MLP (2-32-32-2) on two noisy concentric circles (``make_circles``); metric val
+    cross-entropy. Recorded in session 23 as the fourth batch of *fresh* workloads: defined after
+    the third batch's check had been read and a relative rule for the bounded reach model had
+    been written down, and nothing scored on them before that rule was committed."""
+
+    metric = "val_loss"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_circles
+
+        x, y = make_circles(n_samples=2000, factor=0.5, noise=0.15, random_state=23)
+        super().__init__(*_split(x, y, 0.3, True))
+
+    def build_model(self) -> nn.Module:
+        return _mlp(2, [32, 32], 2)
+
+
+class QuantilesAccuracy(_Classifier):
+    """An MLP (6-64-64-3) telling apart three shells of a 6-D Gaussian
+    (``make_gaussian_quantiles``); metric accuracy. A fresh workload of the fourth batch (see
+    ``CirclesLoss``)."""
+
+    metric = "accuracy"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_gaussian_quantiles
+
+        x, y = make_gaussian_quantiles(n_samples=3000, n_features=6, n_classes=3, random_state=29)
+        super().__init__(*_split(x, y, 0.3, True))
+
+    def build_model(self) -> nn.Module:
+        return _mlp(6, [64, 64], 3)
+
+
+class Friedman3MSE(_Regressor):
+    """An MLP (4-64-1) on ``make_friedman3`` (an arctangent of a ratio), inputs and targets
+    standardised; metric val MSE. A fresh workload of the fourth batch (see ``CirclesLoss``)."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_friedman3
+
+        x, y = make_friedman3(n_samples=2000, noise=0.1, random_state=31)
+        y = ((y - y.mean()) / y.std()).astype(np.float32)
+        x_train, y_train, x_val, y_val = _split(x, y, 0.3, False)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(4, [64], 1)
+
+
+class DigitsPCA(_Classifier):
+    """An MLP (16-32-10) on sklearn's digits reduced to 16 principal components (fitted on the
+    training rows); metric val_error. A fresh workload of the fourth batch (see ``CirclesLoss``)."""
+
+    metric = "val_error"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_digits
+        from sklearn.decomposition import PCA
+
+        x, y = load_digits(return_X_y=True)
+        x_train, y_train, x_val, y_val = _split(x / 16.0, y, 0.2, True)
+        pca = PCA(n_components=16, random_state=0).fit(x_train)
+        x_train, x_val = _standardise(pca.transform(x_train), pca.transform(x_val))
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(16, [32], 10)
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
