@@ -151,12 +151,17 @@ def ensure_header(path: Path, name: str) -> None:
         if not path.exists():
             append_line(path, header(name))
         return
+    # The header is written to a file of this process's own, then linked into place: a link
+    # fails if the path exists, so a shard never sees the file empty (with the path created
+    # first and written after, another shard could read it in between).
+    staged = path.with_name(f".{path.name}.{os.getpid()}")
+    append_line(staged, header(name))
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.link(staged, path)
     except FileExistsError:
-        return
-    os.close(fd)
-    append_line(path, header(name))
+        pass
+    finally:
+        staged.unlink()
 
 
 def _summary(run: dict[str, Any], direction: str) -> str:

@@ -170,3 +170,36 @@ def test_corpus_schedules_are_accepted_by_recipe(corpus: types.SimpleNamespace) 
     inverse = Recipe(**base, schedule="inverse_sqrt", warmup_steps=10).lr_per_step
     assert inverse[9] < 1.0 and inverse[10] == 1.0
     assert inverse[-1] == pytest.approx(1 / math.sqrt(1 + 89 / 5))
+
+
+def test_shards_starting_together_never_see_a_grid_file_without_its_header(tmp_path: Path) -> None:
+    """Every shard creates a grid file that is missing; none may read one between its creation
+    and its header (a shard of the fourth fresh batch once failed so: "empty grid file"). Four
+    processes start on the same instant and race over the same 300 new files."""
+    import subprocess
+    import time
+
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1]); from pathlib import Path\n"
+        "from corpus.record import ensure_header, recorded_keys\n"
+        "start = float(sys.argv[3])\n"
+        "while time.time() < start: pass\n"
+        "for i in range(300):\n"
+        "    p = Path(sys.argv[2]) / f'{i}.jsonl'\n"
+        "    ensure_header(p, 'regression_r2'); recorded_keys(p)\n"
+    )
+    start = time.time() + 3.0  # after every process has imported
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, BENCHMARKS, str(tmp_path), str(start)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err[-1500:]
+    files = sorted(tmp_path.iterdir())
+    assert len(files) == 300  # no staged file left beside them
+    assert all(p.read_text().count("\n") == 1 for p in files)  # one header each, written once
