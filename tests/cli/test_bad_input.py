@@ -251,6 +251,17 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         ["pruner_options", "epsilon must be in [0, 1), got 1.5"],
     ),
+    "reach bound below one": (
+        "create",
+        ["n", "--config", "po.yaml"],
+        {
+            "po.yaml": yaml.safe_dump(
+                {**SPEC, "pruner": "time_to_target", "pruner_options": {"reach_max_lowering": 0.5}}
+            )
+        },
+        {},
+        ["pruner_options", "reach_max_lowering must be >= 1, got 0.5"],
+    ),
     "pruner options of another pruner": (
         "create",
         ["n", "--config", "po.yaml"],

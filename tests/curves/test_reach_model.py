@@ -81,15 +81,6 @@ def test_reach_max_lowering_bounds_how_far_the_model_pulls_below_the_maps() -> N
     )
 
 
-def test_the_pruner_passes_its_bound_to_the_forecast_and_rejects_a_bound_below_one() -> None:
-    from convtune.pruners import TimeToTargetPruner
-
-    with pytest.raises(ValueError, match="reach_max_lowering"):
-        TimeToTargetPruner(TARGET, reach_max_lowering=0.5)
-    pruner = TimeToTargetPruner(TARGET, reach_max_lowering=10)
-    assert pruner._reach_max_lowering == 10
-
-
 def test_a_reach_model_above_its_tail_changes_nothing() -> None:
     c, y = prefix(0.3)
     sched = schedule()
