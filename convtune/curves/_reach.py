@@ -39,7 +39,8 @@ TAIL = 0.01
 # limit). The model exists to take the maps' floor late in a run (0.4-1%) below a pruner's
 # per-decision budget (about 0.002); a tenfold cut does that. Without a limit, on a workload
 # unlike those it was fitted on, it turned maps' 0.18-0.39 into 0.001 for a run that crossed
-# the target 1,000 samples later (docs/benchmarks.md, "Four more workloads").
+# the target 1,000 samples later (docs/benchmarks.md, "Four more workloads"). Off by default:
+# at 10 it failed both pre-registered checks (it spared most such runs but lost another winner).
 MAX_LOWERING: float | None = None
 FEATURES = (
     "raw_logit",  # logit of the share of model draws crossed by t
