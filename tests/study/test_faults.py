@@ -52,10 +52,14 @@ def spec(**overrides: object) -> StudySpec:
     return StudySpec.from_dict({**SPEC, **overrides})
 
 
-def _running_with_reports(url: str, name: str, reports: int = 2) -> optuna.trial.FrozenTrial | None:
+def _running_with_reports(
+    url: str, name: str, reports: int = 2, before: float = float("inf")
+) -> optuna.trial.FrozenTrial | None:
+    """A running trial with at least ``reports`` reports, the latest at a step below ``before``."""
     study = optuna.load_study(study_name=name, storage=open_storage(url))
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        if len(trial.intermediate_values) >= reports and WORKER_ATTR in trial.user_attrs:
+        steps = trial.intermediate_values
+        if len(steps) >= reports and max(steps) < before and WORKER_ATTR in trial.user_attrs:
             return trial
     return None
 
@@ -94,7 +98,11 @@ def test_sigkilled_worker_trial_fails_and_is_retried(backend: str, tmp_path: Pat
     killed: list[int] = []
 
     def killer() -> None:
-        trial = _wait_for(lambda: _running_with_reports(url, name), 120, "a running trial")
+        # Half-way at most: the kill lands a few ms after this read, and a trial read at its
+        # last report could finish first, leaving the kill to the worker's next trial (a flaky
+        # "killed trial is COMPLETE" on PostgreSQL under CI load).
+        half = SPEC["max_cost"] / 2
+        trial = _wait_for(lambda: _running_with_reports(url, name, before=half), 120, "a running trial")
         assert isinstance(trial, optuna.trial.FrozenTrial)
         pid = int(trial.user_attrs[WORKER_ATTR].rsplit(":", 1)[1])
         killed.append(trial.number)
