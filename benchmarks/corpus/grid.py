@@ -236,14 +236,45 @@ _FRESH4 = (
         "val error",
     ),
 )  # fmt: skip
+# The fifth batch, defined in session 24 after the rule it checks (``require_behind``) had been
+# written down and committed.
+_FRESH5 = (
+    CorpusWorkload(
+        "multilabel_hamming", wl.MultilabelHamming, "multi-label MLP, per-label cross-entropy", "val_hamming",
+        "minimize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 20-64-5 on make_multilabel_classification (5 labels, 2100 / 900), BCE per label; "
+        "share of wrong label bits",
+    ),
+    CorpusWorkload(
+        "sparse_parity", wl.SparseParity, "MLP on a parity of 3 of 16 bits: a plateau, then a drop", "val_error",
+        "minimize", (0.0, 1.0), 16384, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 16-128-2 on the parity of 3 fixed bits of 16 random ±1 bits (4000 / 1000); val error",
+    ),
+    CorpusWorkload(
+        "illcond_linear", wl.IllConditionedLinear, "linear regression, ill-conditioned features", "val_mse",
+        "minimize", (0.0, None), 12288, 512, 1e-2, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        batch_product=True,
+        description="one linear layer on 40 rotated features with scales 1 … 0.01 (condition number ~100; 1400 / 600), "
+        "targets standardised; val MSE",
+    ),
+    CorpusWorkload(
+        "source_topic", wl.SourceFileTopic, "bag of byte bigrams, text classification", "val_error",
+        "minimize", (0.0, 1.0), 12288, 512, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="EmbeddingBag of hashed byte bigrams (2048 × 32) and a linear head: which of 4 stdlib "
+        "modules a 48-byte window comes from (2400 / 600); val error",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
     3: tuple(w.name for w in _FRESH3),
     4: tuple(w.name for w in _FRESH4),
+    5: tuple(w.name for w in _FRESH5),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
-CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {w.name: w for w in _ALL + _FRESH + _FRESH2 + _FRESH3 + _FRESH4}
+CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
+    w.name: w for w in _ALL + _FRESH + _FRESH2 + _FRESH3 + _FRESH4 + _FRESH5
+}
 
 
 def _stable_seed(text: str) -> int:

@@ -632,6 +632,127 @@ class DigitsPCA(_Classifier):
         return _mlp(16, [32], 10)
 
 
+class MultilabelHamming(_Tabular):
+    """An MLP (20-64-5) predicting five labels at once (``make_multilabel_classification``),
+    trained with binary cross-entropy per label; metric val_hamming, the share of wrong label
+    bits. Recorded in session 24 as the fifth batch of *fresh* workloads: defined after the rule
+    it checks had been committed, and nothing scored on them before."""
+
+    metric = "val_hamming"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_multilabel_classification
+
+        x, y = make_multilabel_classification(
+            n_samples=3000, n_features=20, n_classes=5, n_labels=2, random_state=37
+        )
+        x_train, y_train, x_val, y_val = _split(x, y.astype(np.float32), 0.3, False)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(20, [64], 5)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, labels = batch
+        return F.binary_cross_entropy_with_logits(model(inputs), labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        logits = model(self.x_val).float()
+        wrong = ((logits > 0).float() != self.y_val).float().mean().item()
+        return {
+            "val_hamming": wrong,
+            "val_loss": F.binary_cross_entropy_with_logits(logits, self.y_val).item(),
+        }
+
+
+class SparseParity(_Classifier):
+    """An MLP (16-128-2) on the parity of 3 fixed bits among 16 random ±1 bits: the classic
+    curve that sits at chance for a while and then drops (a feature must be found first);
+    metric val_error. 4,000 training strings, 1,000 held out. A fresh workload of the fifth batch
+    (see ``MultilabelHamming``)."""
+
+    metric = "val_error"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(41)
+        bits = rng.integers(0, 2, size=(5000, 16))
+        y = (bits[:, [2, 7, 11]].sum(axis=1) % 2).astype(np.int64)
+        super().__init__(*_split(2.0 * bits - 1.0, y, 0.2, True))
+
+    def build_model(self) -> nn.Module:
+        return _mlp(16, [128], 2)
+
+
+class IllConditionedLinear(_Regressor):
+    """Linear regression (one linear layer) on 40 features whose scales fall from 1 to 0.01 along
+    a random rotation (condition number about 100): the loss surface is a long narrow valley, so
+    gradient steps crawl along its floor and the tail is slow; each direction carries a share of
+    the target's variance proportional to its scale; targets standardised; metric val MSE (least
+    squares reaches 0.010). A fresh workload of the fifth batch (see ``MultilabelHamming``)."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(43)
+        latent = rng.normal(size=(2000, 40))
+        scales = np.logspace(0, -2, 40)
+        rotation, _ = np.linalg.qr(rng.normal(size=(40, 40)))
+        x = (latent * scales) @ rotation
+        y = (latent * np.sqrt(scales)) @ rng.choice([-1.0, 1.0], 40) + rng.normal(0.0, 0.3, 2000)
+        y = ((y - y.mean()) / y.std()).astype(np.float32)
+        super().__init__(*_split(x, y, 0.3, False))
+
+    def build_model(self) -> nn.Module:
+        return nn.Linear(40, 1)
+
+
+class _BagOfBigrams(nn.Module):
+    def __init__(self, buckets: int, width: int, classes: int):
+        super().__init__()
+        self.buckets = buckets
+        self.bag = nn.EmbeddingBag(buckets, width, mode="mean")
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, windows: torch.Tensor) -> torch.Tensor:
+        bigrams = (windows[:, :-1] * 257 + windows[:, 1:]) % self.buckets
+        return self.head(torch.tanh(self.bag(bigrams)))
+
+
+class SourceFileTopic(_Classifier):
+    """Which of four stdlib modules a 48-byte window of source comes from: a bag of hashed byte
+    bigrams (2,048 buckets, width 32) and a linear head, text classification; metric val_error.
+    Windows from each file's last fifth are held out. A fresh workload of the fifth batch (see
+    ``MultilabelHamming``)."""
+
+    metric = "val_error"
+    sources = ("csv.py", "difflib.py", "heapq.py", "ftplib.py")
+    window = 48
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(47)
+        parts: dict[str, list[np.ndarray]] = {"train": [], "val": []}
+        labels: dict[str, list[np.ndarray]] = {"train": [], "val": []}
+        for label, name in enumerate(self.sources):
+            data = stdlib_bytes((name,), 60_000).numpy()
+            split = int(0.8 * len(data))
+            for part, chunk, count in (("train", data[:split], 600), ("val", data[split:], 150)):
+                starts = rng.integers(0, len(chunk) - self.window, size=count)
+                parts[part].append(np.stack([chunk[s : s + self.window] for s in starts]))
+                labels[part].append(np.full(count, label, dtype=np.int64))
+        super().__init__(
+            np.concatenate(parts["train"]),
+            np.concatenate(labels["train"]),
+            np.concatenate(parts["val"]),
+            np.concatenate(labels["val"]),
+        )
+        self.x_train, self.x_val = self.x_train.long(), self.x_val.long()
+
+    def build_model(self) -> nn.Module:
+        return _BagOfBigrams(2048, 32, len(self.sources))
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
