@@ -34,7 +34,6 @@ PRUNER_OPTIONS = (
     "prior_trials",
     "steady_reports",
     "reach_max_lowering",
-    "study_check",
     "require_behind",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""

@@ -89,9 +89,6 @@ class _Finished:
     fit: CurveFit | None
     costs: np.ndarray
     gaps: np.ndarray  # distance to the target at each report (inf where non-finite)
-    values: np.ndarray
-    schedule: LRSchedule | None
-    stopped: bool
 
     @property
     def final_gap(self) -> float:
@@ -229,16 +226,6 @@ class TimeToTargetPruner(BasePruner):
             ``convtune.curves._reach.MAX_LOWERING``; ``inf``: no bound). On a workload unlike
             those it was fitted on, the unbounded model called a near-best run hopeless
             (docs/benchmarks.md, "Four more workloads").
-        study_check:
-            Check the forecaster on this study's own curves before trusting its low tail: no
-            forecast stop fires above the lowest probability the forecaster gave, at any rung
-            of a finished trial that reached the target, to the crossing that then happened
-            (each such trial forecast from its prefix, with the prior of the trials finished
-            before it). Where the forecaster is calibrated those probabilities are spread over
-            (0, 1) and the check rarely binds; on a workload where it calls crossings "never"
-            (a target at the noise floor, a curve unlike those it was calibrated on) it
-            withholds the stops it cannot back (docs/benchmarks.md, "A study that checks its
-            forecaster").
         require_behind:
             Once a trial has reached the target, stop no trial on its forecast alone: the
             ``epsilon`` rule against the incumbent is skipped, and only ``behind-and-unlikely``
@@ -266,7 +253,6 @@ class TimeToTargetPruner(BasePruner):
         exact_margin: float = DEFAULT_EXACT_MARGIN,
         epsilon_before_incumbent: float | None = None,
         reach_max_lowering: float | None = None,
-        study_check: bool = False,
         require_behind: bool = False,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
@@ -304,9 +290,9 @@ class TimeToTargetPruner(BasePruner):
         if reach_max_lowering is not None and not reach_max_lowering >= 1.0:
             raise ValueError(f"reach_max_lowering must be >= 1, got {reach_max_lowering}")
         self._reach_max_lowering = reach_max_lowering
-        self._study_check = bool(study_check)
+        if require_behind not in (True, False):  # a spec's option arrives as 1.0; 2 is a typo
+            raise ValueError(f"require_behind must be true or false, got {require_behind!r}")
         self._require_behind = bool(require_behind)
-        self._crossing_probabilities: dict[tuple[Any, ...], float] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -407,15 +393,14 @@ class TimeToTargetPruner(BasePruner):
         if not math.isfinite(bar):
             return PruneDecision(False, "no-bar", forecast, incumbent)
         rungs = self.n_rungs(trial, costs, bar)
-        floor = self.study_floor(study_name, summaries) if self._study_check else math.inf
-        threshold = min(epsilon / rungs, floor)
+        threshold = epsilon / rungs
         probability = reach_probability(forecast, bar)
         steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
         alone = not (self._require_behind and math.isfinite(incumbent))
         if probability < threshold and not steady and alone:
             return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
         if self._epsilon_behind > 0 and not steady:
-            behind_threshold = min(self._epsilon_behind / rungs, floor)
+            behind_threshold = self._epsilon_behind / rungs
             if probability < behind_threshold and _behind_median(
                 summaries, costs[-1], self._target.gap(values[-1])
             ):
@@ -455,63 +440,6 @@ class TimeToTargetPruner(BasePruner):
             return 1
         passed = self._rung_index(float(costs[-1]), first) + 1
         return max(passed, self._rung_index(end, first) + 1)
-
-    def study_floor(self, study_name: str, summaries: Sequence[_Finished]) -> float:
-        """The lowest probability the forecaster gave a crossing that happened in this study.
-
-        Over the finished trials that reached the target (not stopped ones), at each of their
-        rungs before the crossing: the forecast from the prefix up to that rung, with the prior
-        of the trials that finished before it (not its own full curve), read at the cost where
-        it crossed. A would-be winner's probability of reaching before the incumbent's bar is at
-        least that of reaching by its own crossing, so a stop below this floor is one the
-        forecaster has not yet been seen to get wrong here. ``inf`` while no trial has reached.
-        """
-        floor = math.inf
-        for s in summaries:
-            if s.stopped or not math.isfinite(s.time_to_target):
-                continue
-            earlier = [o for o in summaries if o.number < s.number]
-            prior = self._prior(earlier)
-            key = (
-                study_name,
-                s.number,
-                s.time_to_target,
-                tuple(o.number for o in earlier if o.fit is not None),
-            )
-            value = self._crossing_probabilities.get(key)
-            if value is None:
-                value = self._crossing_probability(s, prior)
-                if len(self._crossing_probabilities) > 65536:
-                    self._crossing_probabilities.clear()
-                self._crossing_probabilities[key] = value
-            floor = min(floor, value)
-        return floor
-
-    def _crossing_probability(self, summary: _Finished, prior: CurvePrior | None) -> float:
-        """The lowest probability of crossing by ``summary``'s crossing, over its earlier rungs."""
-        lowest = math.inf
-        warm = max(self._n_warmup_reports, 1)
-        for n in range(warm, summary.costs.size + 1):
-            costs, values = summary.costs[:n], summary.values[:n]
-            if costs[-1] >= summary.time_to_target:
-                break
-            if not self._at_rung(costs):
-                continue
-            horizon = summary.schedule.horizon if summary.schedule is not None else self._max_cost
-            forecast = forecast_time_to_target(
-                costs,
-                values,
-                self._target,
-                schedule=summary.schedule,
-                prior=prior,
-                horizon=horizon,
-                level=self._level,
-                reach_max_lowering=self._reach_max_lowering,
-            )
-            probability = reach_probability(forecast, summary.time_to_target)
-            if not math.isnan(probability):
-                lowest = min(lowest, probability)
-        return lowest
 
     def _cap(self, trial: FrozenTrial) -> float:
         """What a trial must reach the target by when no trial has: ``max_cost``, else its run."""
@@ -584,7 +512,7 @@ class TimeToTargetPruner(BasePruner):
         if self._prior_trials > 0 and costs.size and not stopped:
             fit = fit_curve(costs, values, self._target, _schedule(trial))
         gaps = np.array([self._target.gap(float(v)) for v in values])
-        return _Finished(trial.number, ttt, fit, costs, gaps, values, _schedule(trial), stopped)
+        return _Finished(trial.number, ttt, fit, costs, gaps)
 
     def _prior(self, summaries: Sequence[_Finished]) -> CurvePrior | None:
         if self._prior_trials <= 0:

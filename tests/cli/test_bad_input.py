@@ -262,6 +262,28 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         ["pruner_options", "reach_max_lowering must be >= 1, got 0.5"],
     ),
+    "require_behind not a boolean": (
+        "create",
+        ["n", "--config", "po.yaml"],
+        {
+            "po.yaml": yaml.safe_dump(
+                {**SPEC, "pruner": "time_to_target", "pruner_options": {"require_behind": "often"}}
+            )
+        },
+        {},
+        ["po.yaml", "pruner_options.require_behind", "valid number"],
+    ),
+    "require_behind neither true nor false": (
+        "create",
+        ["n", "--config", "po.yaml"],
+        {
+            "po.yaml": yaml.safe_dump(
+                {**SPEC, "pruner": "time_to_target", "pruner_options": {"require_behind": 2}}
+            )
+        },
+        {},
+        ["pruner_options", "require_behind must be true or false, got 2.0"],
+    ),
     "pruner options of another pruner": (
         "create",
         ["n", "--config", "po.yaml"],

@@ -493,11 +493,12 @@ def test_spec_pruner_options_reach_the_pruner_and_name_its_arguments() -> None:
     from convtune.study import make_pruner
 
     spec = {"workload": "digits", "space": {"peak_lr": 0.01}, "target": TARGET, "cost": "samples"}
-    options = {"epsilon": 0.05, "epsilon_behind": 0.1, "n_warmup_reports": 3}
+    options = {"epsilon": 0.05, "epsilon_behind": 0.1, "n_warmup_reports": 3, "require_behind": True}
     with_options = StudySpec.from_dict({**spec, "pruner_options": options})
     pruner = make_pruner(with_options)
     assert isinstance(pruner, TimeToTargetPruner) and pruner.epsilon == 0.05
     assert pruner._epsilon_behind == 0.1 and pruner._n_warmup_reports == 3
+    assert pruner._require_behind is True
     assert StudySpec.from_dict(with_options.to_dict()) == with_options
     assert "pruner_options" not in StudySpec.from_dict(spec).to_dict()
     keywords = set(inspect.signature(TimeToTargetPruner).parameters) - {"target", "max_cost"}

@@ -320,3 +320,63 @@ def test_a_bounded_reach_model_cannot_turn_a_likely_trial_into_a_stop(
                 rescued += unbounded.prune and not bounded.prune and not maps.prune
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
     assert rescued > 0, "some decisions the maps let run must be stops without the bound"
+
+
+def test_with_require_behind_no_trial_is_stopped_on_its_forecast_alone_once_one_has_reached() -> None:
+    """``require_behind``: once a trial has reached the target, a forecast stop also needs the
+    finished trials' median at equal cost against the trial (``behind-and-unlikely``); the
+    stops that need no forecast and the decisions before any trial reaches are unchanged."""
+    default = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30 * EVERY, prior_trials=0)
+    behind = TimeToTargetPruner(
+        TARGET, epsilon=0.03, max_cost=30 * EVERY, prior_trials=0, require_behind=True
+    )
+    study = optuna.create_study()
+    for speed in (0.004, 0.006, 0.008, 0.012):  # they reach at 25,000 … 9,000 samples
+        curve = {}
+        for i in range(1, 31):
+            curve[i * EVERY] = loss(speed, 1.5, i * EVERY)
+            if curve[i * EVERY] <= 1.9:
+                break
+        study.add_trial(
+            optuna.trial.create_trial(
+                value=float(max(curve)), intermediate_values=curve, distributions={}, params={}
+            )
+        )
+    spared = kept = 0
+    for speed in (0.001, 0.003, 0.005, 0.01, 0.03):
+        for floor in (1.4, 1.7, 1.85, 2.0):
+            trial = study.ask()
+            for i in range(1, 12):
+                trial.report(loss(speed, floor, i * EVERY), step=i * EVERY)
+                frozen = study._storage.get_trial(trial._trial_id)
+                a, b = default.decide(study, frozen), behind.decide(study, frozen)
+                assert math.isfinite(b.incumbent)
+                if b.prune:
+                    assert a.prune  # it only takes stops away
+                    assert b.reason in EXACT | {"behind-and-unlikely"}, b
+                    kept += b.reason == "behind-and-unlikely"
+                if a.prune and not b.prune:
+                    assert a.reason == "cannot-beat-incumbent", a
+                    spared += 1
+                if a.prune or b.prune:
+                    break
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    assert spared > 0 and kept > 0, (spared, kept)
+
+    # Before any trial has reached, both decide alike.
+    fresh = optuna.create_study()
+    compared = 0
+    for speed, floor in ((0.002, 1.85), (0.004, 1.88), (0.05, 1.5)):
+        trial = fresh.ask()
+        for i in range(1, 12):
+            trial.report(loss(speed, floor, i * EVERY), step=i * EVERY)
+            frozen = fresh._storage.get_trial(trial._trial_id)
+            a, b = default.decide(fresh, frozen), behind.decide(fresh, frozen)
+            assert (a.prune, a.reason, a.threshold) == (b.prune, b.reason, b.threshold) or (
+                math.isnan(a.threshold) and (a.prune, a.reason) == (b.prune, b.reason)
+            )
+            compared += 1
+            if a.prune:
+                break
+        fresh.tell(trial, state=optuna.trial.TrialState.FAIL)
+    assert compared > 5
