@@ -890,6 +890,14 @@ def main(argv: list[str] | None = None) -> int:
         "DIR/W.json (what a replay that holds W out calibrates with)",
     )
     parser.add_argument(
+        "--heldout-for",
+        nargs="+",
+        default=None,
+        metavar="W",
+        help="with --write-heldout-calibrations: write only these workloads' files (the others stay "
+        "as they were, e.g. those older replays ran with)",
+    )
+    parser.add_argument(
         "--dev-home",
         action="store_true",
         help="also score the home workloads (for development only: the forecaster was tuned on them)",
@@ -919,6 +927,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.write_heldout_calibrations is not None:
             args.write_heldout_calibrations.mkdir(parents=True, exist_ok=True)
             for held in (w.name for w in workloads if not w.home):
+                if args.heldout_for is not None and held not in args.heldout_for:
+                    continue
                 fit_on = [w.name for w in workloads if w.name != held]
                 kept = [c for c in cases if c.workload != held]
                 write_calibration(kept, fit_on, args.write_heldout_calibrations / f"{held}.json")

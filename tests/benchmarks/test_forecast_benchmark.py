@@ -69,6 +69,14 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
         fold = CrossingCalibration.load(folds / f"{workload}.json")
         assert sorted(fold.fitted_on) == sorted(w for w in WORKLOADS if w != workload)
         assert fold.maps
+    # --heldout-for rewrites only the named workloads' files; the others stay as they were.
+    before = {p.name: p.read_bytes() for p in folds.iterdir()}
+    for p in folds.iterdir():
+        p.write_text("kept")
+    done = _run(tmp_path, "--write-heldout-calibrations", str(folds), "--heldout-for", WORKLOADS[0])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (folds / f"{WORKLOADS[0]}.json").read_bytes() == before[f"{WORKLOADS[0]}.json"]
+    assert all((folds / f"{w}.json").read_text() == "kept" for w in WORKLOADS[1:])
     cal = CrossingCalibration.load(written)
     assert sorted(cal.fitted_on) == sorted(WORKLOADS)
     assert cal.maps and cal.thresholds
