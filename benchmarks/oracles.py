@@ -103,8 +103,14 @@ class PerfectForecastPruner(TimeToTargetPruner):
 def perfect_forecast(
     executor: ReplayExecutor, spec: StudySpec, decisions: str = "all"
 ) -> optuna.pruners.BasePruner:
-    """The default pruner, as ``spec`` builds it, with a perfect forecast for ``decisions``."""
-    pruner = PerfectForecastPruner.for_spec(spec, **spec.pruner_options)
+    """The default pruner, as ``spec`` builds it, with a perfect forecast for ``decisions``.
+
+    A forecast that is never wrong needs no equal-cost evidence beside it, so it stops on the
+    forecast alone (``require_behind`` off, as the default did when session 20 measured these)
+    unless the spec's ``pruner_options`` say otherwise.
+    """
+    options = {"require_behind": False, **spec.pruner_options}
+    pruner = PerfectForecastPruner.for_spec(spec, **options)
     pruner.executor, pruner.cost, pruner.decisions = executor, spec.cost, decisions
     return pruner
 

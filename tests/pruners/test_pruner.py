@@ -150,8 +150,9 @@ def test_exact_margin_lets_a_trial_run_past_a_possibly_lucky_measured_best() -> 
 
 
 def test_default_warm_up_decides_from_the_second_report_when_finished_trials_give_a_prior() -> None:
-    # The main budget alone (the second, for trials behind the median, has tests of its own).
-    pruner = TimeToTargetPruner(TARGET, epsilon_behind=0.0)
+    # The main budget alone (the second, for trials behind the median, and require_behind have
+    # tests of their own).
+    pruner = TimeToTargetPruner(TARGET, epsilon_behind=0.0, require_behind=False)
     # The incumbent reaches at ~3,300: the probe's second report (2,000) comes before it.
     study = run(pruner, [{"speed": s, "floor": 1.5} for s in (0.02, 0.025, 0.03)])
     probe = copy.deepcopy(study.trials[0])

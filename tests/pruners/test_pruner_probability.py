@@ -68,7 +68,8 @@ def test_every_forecast_stop_was_decided_on_a_probability_below_epsilon(
 
 
 def test_a_decision_whose_probability_is_above_the_threshold_never_stops() -> None:
-    pruner = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30 * EVERY)
+    # The forecast-alone rule (require_behind off), so every decision's threshold is the one used.
+    pruner = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30 * EVERY, require_behind=False)
     study = study_of(pruner, 12, seed=1)
     checked = 0
     for speed in (0.002, 0.005, 0.01, 0.03):
@@ -187,8 +188,9 @@ def test_a_trial_behind_the_median_at_equal_cost_has_a_second_budget_and_one_ahe
     def median_there(cost: int) -> float:
         return float(np.median([curve[cost] for curve in finished.values() if max(curve) >= cost]))
 
-    off = TimeToTargetPruner(TARGET, epsilon=0.01, max_cost=30 * EVERY, prior_trials=0, epsilon_behind=0.0)
-    on = TimeToTargetPruner(TARGET, epsilon=0.01, epsilon_behind=0.5, max_cost=30 * EVERY, prior_trials=0)
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "require_behind": False}
+    off = TimeToTargetPruner(TARGET, epsilon=0.01, epsilon_behind=0.0, **plain)
+    on = TimeToTargetPruner(TARGET, epsilon=0.01, epsilon_behind=0.5, **plain)
     with pytest.raises(ValueError, match="epsilon_behind"):
         TimeToTargetPruner(TARGET, epsilon_behind=1.0)
     behind_stops: dict[tuple[float, float], int] = {}
@@ -298,8 +300,10 @@ def test_a_bounded_reach_model_cannot_turn_a_likely_trial_into_a_stop(
     using = {"calibration": maps_only}
     monkeypatch.setattr(_forecast, "default_calibration", lambda: using["calibration"])
     pruners = {
-        "unbounded": TimeToTargetPruner(TARGET, max_cost=30 * EVERY),
-        "bounded": TimeToTargetPruner(TARGET, max_cost=30 * EVERY, reach_max_lowering=10),
+        "unbounded": TimeToTargetPruner(TARGET, max_cost=30 * EVERY, require_behind=False),
+        "bounded": TimeToTargetPruner(
+            TARGET, max_cost=30 * EVERY, reach_max_lowering=10, require_behind=False
+        ),
     }
     study = study_of(TimeToTargetPruner(TARGET, max_cost=30 * EVERY), 12, seed=1)  # an incumbent
     rescued = 0
@@ -326,10 +330,10 @@ def test_with_require_behind_no_trial_is_stopped_on_its_forecast_alone_once_one_
     """``require_behind``: once a trial has reached the target, a forecast stop also needs the
     finished trials' median at equal cost against the trial (``behind-and-unlikely``); the
     stops that need no forecast and the decisions before any trial reaches are unchanged."""
-    default = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30 * EVERY, prior_trials=0)
-    behind = TimeToTargetPruner(
-        TARGET, epsilon=0.03, max_cost=30 * EVERY, prior_trials=0, require_behind=True
+    alone = TimeToTargetPruner(
+        TARGET, epsilon=0.03, max_cost=30 * EVERY, prior_trials=0, require_behind=False
     )
+    behind = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30 * EVERY, prior_trials=0)  # the default
     study = optuna.create_study()
     for speed in (0.004, 0.006, 0.008, 0.012):  # they reach at 25,000 … 9,000 samples
         curve = {}
@@ -349,7 +353,7 @@ def test_with_require_behind_no_trial_is_stopped_on_its_forecast_alone_once_one_
             for i in range(1, 12):
                 trial.report(loss(speed, floor, i * EVERY), step=i * EVERY)
                 frozen = study._storage.get_trial(trial._trial_id)
-                a, b = default.decide(study, frozen), behind.decide(study, frozen)
+                a, b = alone.decide(study, frozen), behind.decide(study, frozen)
                 assert math.isfinite(b.incumbent)
                 if b.prune:
                     assert a.prune  # it only takes stops away
@@ -371,7 +375,7 @@ def test_with_require_behind_no_trial_is_stopped_on_its_forecast_alone_once_one_
         for i in range(1, 12):
             trial.report(loss(speed, floor, i * EVERY), step=i * EVERY)
             frozen = fresh._storage.get_trial(trial._trial_id)
-            a, b = default.decide(fresh, frozen), behind.decide(fresh, frozen)
+            a, b = alone.decide(fresh, frozen), behind.decide(fresh, frozen)
             assert (a.prune, a.reason, a.threshold) == (b.prune, b.reason, b.threshold) or (
                 math.isnan(a.threshold) and (a.prune, a.reason) == (b.prune, b.reason)
             )
