@@ -27,6 +27,7 @@ from optuna.trial import TrialState
 
 from convtune.config.record import TrialRecord
 from convtune.config.spec import StudySpec
+from convtune.config.target import Target
 from convtune.storage import open_storage
 from convtune.storage.leases import WORKER_ATTR
 from convtune.study import create_study, open_study, penalty_base, run_study
@@ -53,14 +54,20 @@ def spec(**overrides: object) -> StudySpec:
 
 
 def _running_with_reports(
-    url: str, name: str, reports: int = 2, before: float = float("inf")
+    url: str, name: str, reports: int = 2, unfinished: bool = False
 ) -> optuna.trial.FrozenTrial | None:
-    """A running trial with at least ``reports`` reports, the latest at a step below ``before``."""
+    """A running trial with at least ``reports`` reports; with ``unfinished``, one whose latest
+    report is below the spec's cap and short of its target (it has training left to do)."""
     study = optuna.load_study(study_name=name, storage=open_storage(url))
+    target = Target.parse(str(SPEC["target"]))
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         steps = trial.intermediate_values
-        if len(steps) >= reports and max(steps) < before and WORKER_ATTR in trial.user_attrs:
-            return trial
+        if len(steps) < reports or WORKER_ATTR not in trial.user_attrs:
+            continue
+        latest = max(steps)
+        if unfinished and (latest >= float(str(SPEC["max_cost"])) or target.is_reached(steps[latest])):
+            continue
+        return trial
     return None
 
 
@@ -96,16 +103,18 @@ def test_sigkilled_worker_trial_fails_and_is_retried(backend: str, tmp_path: Pat
         url,
     )
     killed: list[int] = []
+    killed_by: list[str] = []
 
     def killer() -> None:
-        # Half-way at most: the kill lands a few ms after this read, and a trial read at its
-        # last report could finish first, leaving the kill to the worker's next trial (a flaky
-        # "killed trial is COMPLETE" on PostgreSQL under CI load).
-        half = SPEC["max_cost"] / 2
-        trial = _wait_for(lambda: _running_with_reports(url, name, before=half), 120, "a running trial")
+        # Unfinished: the kill lands a few ms after this read, and a trial read at its last
+        # report (at the cap, or at the target) could finish first, leaving the kill to the
+        # worker's next trial (a flaky "killed trial is COMPLETE" on PostgreSQL under CI load).
+        # One with training left cannot finish in those ms.
+        trial = _wait_for(lambda: _running_with_reports(url, name, unfinished=True), 120, "a running trial")
         assert isinstance(trial, optuna.trial.FrozenTrial)
         pid = int(trial.user_attrs[WORKER_ATTR].rsplit(":", 1)[1])
         killed.append(trial.number)
+        killed_by.append(trial.user_attrs[WORKER_ATTR])
         os.kill(pid, signal.SIGKILL)
 
     thread = threading.Thread(target=killer, daemon=True)
@@ -117,8 +126,13 @@ def test_sigkilled_worker_trial_fails_and_is_retried(backend: str, tmp_path: Pat
         assert report.restarts == 1 and report.exit_status == 0
         study, _ = open_study(name, url)
         trials = study.trials
-        lost = trials[killed[0]]
-        assert lost.state == TrialState.FAIL, f"killed trial is {lost.state.name}"
+        # The one failed trial is the one the kill landed on: the trial the killer read, or, if
+        # that one finished in the moment between the read and the signal, the worker's next.
+        failed = [t for t in trials if t.state == TrialState.FAIL]
+        assert len(failed) == 1, [(t.number, t.state.name) for t in trials]
+        lost = failed[0]
+        assert lost.number >= killed[0]
+        assert lost.user_attrs.get(WORKER_ATTR, killed_by[0]) == killed_by[0]
         retries = [
             t for t in trials if RetryHeartbeatStaleTrialCallback.retried_trial_number(t) == lost.number
         ]
