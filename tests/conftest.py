@@ -6,8 +6,27 @@ change a study make their own.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from specs import TINY_SPACE, TinyStudy
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (``make test`` runs ``-n 2``), give each worker a core of its own.
+
+    convtune sizes torch's threads from the cores it may use (``default_threads``); two workers
+    each sizing for the whole machine would run two threads per core, which collapses small
+    CPU training to a crawl. Pinned, every test, its launched ranks and its child processes
+    see one core, as on a one-core machine.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw") or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers <= len(cores) and len(cores) > 1:
+        os.sched_setaffinity(0, {cores[int(worker[2:]) % len(cores)]})
 
 
 @pytest.fixture(scope="session")

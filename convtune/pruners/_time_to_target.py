@@ -77,7 +77,8 @@ class PruneDecision:
     ``incumbent`` is the time-to-target to beat (``inf`` when there is none yet);
     ``probability`` the probability that the trial reaches the target before it (before
     ``max_cost`` without one; ``nan`` where none was computed) and ``threshold`` the
-    per-rung bound it was compared with.
+    per-rung bound it was compared with (under ``require_behind`` with an incumbent, the
+    ``epsilon_behind`` bound, since no other forecast bound applies then).
     """
 
     prune: bool
@@ -413,14 +414,18 @@ class TimeToTargetPruner(BasePruner):
         alone = not (self._require_behind and math.isfinite(incumbent))
         if probability < threshold and not steady and alone:
             return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
+        behind_threshold = self._epsilon_behind / rungs
         if self._epsilon_behind > 0 and not steady:
-            behind_threshold = self._epsilon_behind / rungs
             if probability < behind_threshold and _behind_median(
                 summaries, costs[-1], self._target.gap(values[-1])
             ):
                 return PruneDecision(
                     True, "behind-and-unlikely", forecast, incumbent, probability, behind_threshold
                 )
+        if not alone:
+            # The forecast-alone bound was not applied, so do not report it: the one a
+            # probability was held to here is the equal-cost rule's (0 when that rule is off).
+            threshold = behind_threshold
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
 
     def _first_rung(self, costs: np.ndarray) -> float:

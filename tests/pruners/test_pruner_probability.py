@@ -89,6 +89,37 @@ def test_a_decision_whose_probability_is_above_the_threshold_never_stops() -> No
     assert checked > 10
 
 
+@pytest.mark.parametrize("epsilon_behind", [0.0, 0.1])
+def test_with_an_incumbent_the_reported_threshold_is_the_one_require_behind_applies(
+    epsilon_behind: float,
+) -> None:
+    # Under require_behind (the default) a trial is held only to epsilon_behind's bound once a
+    # trial has reached; the decision must report that bound, not the forecast-alone one it
+    # skipped, so "probability >= threshold never stops" holds for what the dashboard shows.
+    pruner = TimeToTargetPruner(TARGET, epsilon=0.03, epsilon_behind=epsilon_behind, max_cost=30 * EVERY)
+    study = study_of(pruner, 12, seed=1)
+    judged = 0
+    for speed in (0.002, 0.005, 0.01, 0.03):
+        for floor in (1.4, 1.85, 2.0):
+            trial = study.ask()
+            for i in range(1, 9):
+                trial.report(loss(speed, floor, i * EVERY), step=i * EVERY)
+                decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
+                if decision.reason in EXACT:
+                    break
+                if decision.reason != "may-beat-incumbent":
+                    continue
+                assert math.isfinite(decision.incumbent)
+                judged += 1
+                assert not decision.prune
+                if epsilon_behind == 0.0:
+                    assert decision.threshold == 0.0, decision  # no forecast stop applies
+                else:
+                    assert 0.0 < decision.threshold <= epsilon_behind, decision
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    assert judged > 10
+
+
 def test_without_an_incumbent_a_steadily_improving_trial_is_not_stopped_for_max_cost() -> None:
     # No finished trial: the only bar is max_cost. The curve falls toward the target at every
     # report on a line that gets there in time, although a forecast from a short prefix may
