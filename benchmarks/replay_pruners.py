@@ -207,6 +207,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         pruner=pruner,
         sampler=job["sampler"],
         confirm_seeds=job.get("confirm", 0),
+        confirm_rounds=job.get("confirm_rounds", 1),
     )
     row["method"] = f"{job['sampler']}/{job['pruner']}"
     return row
@@ -217,7 +218,8 @@ def run(args: argparse.Namespace, out: Path) -> None:
     done = {
         (row["grid"], row["method"], row["seed"], row["budget"])
         for row in read_rows(out)
-        if not args.confirm or "confirm_hit" in row  # a row without the confirm step does not count
+        # A row without the confirm step (or, asked for more rounds, without them) does not count.
+        if not args.confirm or ("confirm_hit" in row and (args.confirm_rounds == 1 or "confirm_first_hit" in row))
     }
     methods = list(BASELINES) + [(setting, "tpe") for setting in SETTINGS]
     if args.methods:
@@ -246,6 +248,7 @@ def run(args: argparse.Namespace, out: Path) -> None:
                             "schedules": args.schedules,
                             "calibration": calibration_for(args, grid.workload),
                             "confirm": args.confirm,
+                            "confirm_rounds": args.confirm_rounds,
                         }
                     )
     jobs.sort(key=lambda j: (j["seed"], j["path"]))  # all workloads' seed 0 first: tables fill evenly
@@ -793,6 +796,33 @@ def confirm_table(rows: list[dict[str, Any]], before: list[dict[str, Any]] | Non
     return lines
 
 
+def confirm_rounds_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Per workload and method, rows replayed with ``--confirm-rounds`` > 1: hits after the first
+    round and after every round of the same studies, and what each cost."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if "confirm_first_hit" in row:
+            groups.setdefault((row["grid"], row["method"]), []).append(row)
+    if not groups:
+        return []
+    lines = [
+        "### Confirm rounds: the first round alone and every round, the same studies",
+        "",
+        "| workload | method | hits after round 1 | hits after every round | studies with a later round "
+        "| confirm cost, round 1 / every round (full runs, mean per study) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (w, m), group in sorted(groups.items()):
+        n = len(group)
+        first = sum(bool(r["confirm_first_hit"]) for r in group)
+        every = sum(bool(r["confirm_hit"]) for r in group)
+        later = sum(r["confirm_rounds_run"] > 1 for r in group)
+        cost1 = float(np.mean([r["confirm_first_spent"] for r in group]))
+        cost = float(np.mean([r["confirm_spent"] for r in group]))
+        lines.append(f"| {w} | {m} | {first}/{n} | {every}/{n} | {later} | {cost1:.1f} / {cost:.1f} |")
+    return lines
+
+
 def confirm_held_out_table(
     rows: list[dict[str, Any]], choices: dict[tuple[str, str], dict[str, Any]]
 ) -> list[str]:
@@ -979,6 +1009,13 @@ def main(argv: list[str] | None = None) -> int:
         "each, as `convtune study confirm --measured --seeds N` (use its own --out)",
     )
     parser.add_argument(
+        "--confirm-rounds",
+        type=int,
+        default=1,
+        help="with --confirm: at most this many rounds, as `study confirm --measured --rounds N` "
+        "(rows then also hold the first round's result, for a paired table)",
+    )
+    parser.add_argument(
         "--confirm-compare",
         nargs=2,
         default=None,
@@ -1046,6 +1083,8 @@ def main(argv: list[str] | None = None) -> int:
         if before is not None:
             window = [r for r in before if r["budget"] == args.budget and r["seed"] < args.seeds]
             print("\n" + "\n".join(confirm_held_out_table(rows, summary(window))))
+    if rounds := confirm_rounds_table(rows):
+        print("\n" + "\n".join(rounds))
     if args.confirm_compare:
         print(
             "\n"

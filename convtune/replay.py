@@ -581,6 +581,7 @@ def replay_study(
     max_trials: int | None = None,
     resume: bool = True,
     confirm_seeds: int = 0,
+    confirm_rounds: int = 1,
 ) -> dict[str, Any]:
     """Run one seeded study over ``grid`` until ``budget`` full runs are spent; one result row.
 
@@ -608,6 +609,12 @@ def replay_study(
     them; the row adds ``confirm_hit`` (the product's confirmed pick,
     :func:`convtune.scaling.best_confirmed`, or the measured one when none is confirmed, is
     near-best), ``confirm_spent`` (full runs the confirm runs cost) and ``confirm_pick_ratio``.
+    ``confirm_rounds`` > 1 does what ``--rounds`` adds: after each round, the configurations
+    measured within 20% of the confirmed fastest's mean and not confirmed yet
+    (:func:`convtune.report.best.confirm_candidates`) are confirmed too; the row then also
+    holds the first round's ``confirm_first_hit``, ``confirm_first_spent`` and
+    ``confirm_first_pick_ratio`` (the same study, so the rounds compare paired) and
+    ``confirm_rounds_run``.
     """
     with tempfile.TemporaryDirectory(prefix="convtune-replay-") as checkpoints:
         if resume and not spec.checkpoint_dir:
@@ -621,6 +628,7 @@ def replay_study(
             sampler=sampler,
             max_trials=max_trials,
             confirm_seeds=confirm_seeds,
+            confirm_rounds=confirm_rounds,
         )
 
 
@@ -634,6 +642,7 @@ def _replay_study(
     sampler: str,
     max_trials: int | None,
     confirm_seeds: int = 0,
+    confirm_rounds: int = 1,
 ) -> dict[str, Any]:
     from convtune.study.objective import RESUMED_AT_ATTR, RESUMED_FROM_ATTR, Objective
 
@@ -735,27 +744,42 @@ def _replay_study(
     pick = configs.get(measured[1]) if measured else None
     confirmed: dict[str, Any] = {}
     if confirm_seeds > 0:
-        from convtune.report.best import runners_up
-        from convtune.scaling import best_confirmed, enqueue_measured_confirmations
+        from convtune.report.best import confirm_candidates, runners_up
+        from convtune.scaling import best_confirmed, confirmations, enqueue_measured_confirmations
 
         confirm_pick, confirm_spent = pick, 0.0
+        by_round: list[tuple[bool, float, float]] = []  # per round: hit, spent so far, pick ratio
         if measured is not None:
             best_trial = stored(measured[1])
-            # Trials whose params differ can replay one recorded configuration (the grid snaps
-            # them to it): one place each, as a study would confirm a configuration once.
-            chosen, seen = [], set()
-            for t in [best_trial, *runners_up(study, best_trial)]:
-                if configs.get(t.number) not in seen and len(chosen) < CONFIRM_TOP:
-                    seen.add(configs.get(t.number))
-                    chosen.append(t)
-            plans = enqueue_measured_confirmations(study, chosen, spec, confirm_seeds)
+            candidates = [best_trial, *runners_up(study, best_trial)]
             study.pruner = optuna.pruners.NopPruner()  # confirm runs are unpruned, as the CLI's
             executor.fresh_seeds = True
-            for i in range(len(plans) * confirm_seeds):
-                confirm_spent += run_one(n_trials + i)[1]
-            done = best_confirmed(study)
-            if done is not None:
-                confirm_pick = configs.get(done["trials"][0], pick)
+            seen: set[ConfigKey | None] = set()
+            for _ in range(confirm_rounds):
+                # Trials whose params differ can replay one recorded configuration (the grid snaps
+                # them to it): one place each, as a study would confirm a configuration once.
+                chosen = []
+                for t in candidates:
+                    if configs.get(t.number) not in seen and len(chosen) < CONFIRM_TOP:
+                        seen.add(configs.get(t.number))
+                        chosen.append(t)
+                if not chosen:
+                    break
+                plans = enqueue_measured_confirmations(study, chosen, spec, confirm_seeds)
+                for _ in range(len(plans) * confirm_seeds):
+                    confirm_spent += run_one(n_trials)[1]
+                    n_trials += 1
+                done = best_confirmed(study)
+                if done is not None:
+                    confirm_pick = configs.get(done["trials"][0], pick)
+                by_round.append(
+                    (
+                        confirm_pick in near_best_keys,
+                        confirm_spent,
+                        truth[confirm_pick] / best if confirm_pick is not None and best > 0 else math.inf,
+                    )
+                )
+                candidates = confirm_candidates(study, confirmations(study))
         confirmed = {
             "confirm_hit": confirm_pick in near_best_keys,
             "confirm_spent": confirm_spent,
@@ -763,6 +787,16 @@ def _replay_study(
             if confirm_pick is not None and best > 0
             else math.inf,
         }
+        if confirm_rounds > 1:
+            # The first round alone, from the same study: a paired comparison of the rounds.
+            first = by_round[0] if by_round else (confirmed["confirm_hit"], 0.0, confirmed["confirm_pick_ratio"])
+            confirmed.update(
+                confirm_rounds=confirm_rounds,
+                confirm_rounds_run=len(by_round),
+                confirm_first_hit=first[0],
+                confirm_first_spent=first[1],
+                confirm_first_pick_ratio=first[2],
+            )
     return {
         "grid": grid.workload,
         "target": spec.target,
@@ -798,6 +832,7 @@ def replay(
     pruners: Sequence[str] = ("none", "time_to_target"),
     samplers: Sequence[str] = ("tpe",),
     confirm_seeds: int = 0,
+    confirm_rounds: int = 1,
 ) -> list[dict[str, Any]]:
     """Replay seeded studies over a recorded grid: one row per (pruner, sampler, seed).
 
@@ -807,7 +842,8 @@ def replay(
     Pruners: a spec's (``none``, ``time_to_target``), ``time_to_target:epsilon=0.03``, or
     Optuna's ``median``, ``sha``, ``hyperband`` judged on the distance to the target. Samplers: ``tpe``,
     ``random``, ``gp`` as a study builds them, ``optuna-tpe`` with Optuna's defaults.
-    ``confirm_seeds``: each study ends with the confirm step of :func:`replay_study`.
+    ``confirm_seeds``, ``confirm_rounds``: each study ends with the confirm step of
+    :func:`replay_study`.
     """
     loaded = load_grid(grid)
     study_spec = replay_spec(loaded, spec)
@@ -826,6 +862,7 @@ def replay(
                         pruner=pruner,
                         sampler=sampler,
                         confirm_seeds=confirm_seeds,
+                        confirm_rounds=confirm_rounds,
                     )
                 )
     return rows

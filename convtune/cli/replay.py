@@ -49,6 +49,15 @@ def replay_command(
             "each (as `study confirm --measured`) and report the hits after that.",
         ),
     ] = 0,
+    confirm_rounds: Annotated[
+        int,
+        typer.Option(
+            "--confirm-rounds",
+            min=1,
+            help="With --confirm: as `study confirm --measured --rounds`, later rounds also confirm "
+            "configurations measured within 20% of the confirmed fastest's mean.",
+        ),
+    ] = 1,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON row per study instead.")] = False,
 ) -> None:
     """Replay seeded studies over recorded learning curves and print how each tuner did.
@@ -78,6 +87,7 @@ def replay_command(
         pruners=pruner or ["none", "time_to_target"],
         samplers=sampler or ["tpe"],
         confirm_seeds=confirm,
+        confirm_rounds=confirm_rounds,
     )
     if json_out:
         for row in rows:

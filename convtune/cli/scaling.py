@@ -46,6 +46,16 @@ def study_confirm(
             "each cannot tell them apart) instead of the predicted fastest.",
         ),
     ] = False,
+    rounds: Annotated[
+        int,
+        typer.Option(
+            "--rounds",
+            min=1,
+            help="With --measured: after a round, also confirm the configurations the search "
+            "measured within 20% of the confirmed fastest's mean (the measured best's own seed is "
+            "often lucky, so its runner-up window was drawn too low); at most this many rounds.",
+        ),
+    ] = 1,
     storage: StorageOpt = None,
 ) -> None:
     """Run the top-K predicted configurations to the target, N seeds each, unpruned.
@@ -58,8 +68,8 @@ def study_confirm(
     import optuna
 
     from convtune.config.record import cost_unit
-    from convtune.errors import StudyError
-    from convtune.report.best import measured_best, runners_up
+    from convtune.errors import ConfigError, StudyError
+    from convtune.report.best import confirm_candidates, measured_best, runners_up
     from convtune.report.dashboard import DashboardHooks
     from convtune.scaling import (
         best_confirmed,
@@ -70,6 +80,12 @@ def study_confirm(
     from convtune.study import open_study, run_study
 
     study, spec = open_study(name, storage)
+    if rounds > 1 and not measured:
+        raise ConfigError(
+            "--rounds needs --measured",
+            where="--rounds",
+            fix="add --measured (later rounds confirm configurations the search measured)",
+        )
     if measured:
         best_trial = measured_best(study)
         if best_trial is None:
@@ -92,6 +108,23 @@ def study_confirm(
         pruner=optuna.pruners.NopPruner(),
         hooks=DashboardHooks,
     )
+    for _ in range(rounds - 1):
+        study, spec = open_study(name, storage)
+        more = confirm_candidates(study, confirmations(study))[: max(top, 1)]
+        if not more:
+            break
+        console.print(
+            f"the confirmed fastest is slower than the search measured it: confirming {len(more)} more "
+            f"configuration(s) measured within 20% of its mean (trials {', '.join(str(t.number) for t in more)})"
+        )
+        n_planned = len(enqueue_measured_confirmations(study, more, spec, seeds))
+        run_study(
+            name,
+            n_trials=n_planned * seeds,
+            storage=storage,
+            pruner=optuna.pruners.NopPruner(),
+            hooks=DashboardHooks,
+        )
     study, spec = open_study(name, storage)
     done = confirmations(study)
     set_study_attr(study, CONFIRMATIONS_ATTR, done)  # the measured side, stored beside the plan
@@ -151,7 +184,7 @@ def _probe_setup(name: str, storage: str | None, recipe_file: Path | None) -> tu
     import optuna
 
     from convtune.config.recipe import Recipe, load_recipe
-    from convtune.errors import StudyError
+    from convtune.errors import ConfigError, StudyError
     from convtune.report.best import measured_best
     from convtune.study import open_study
     from convtune.workloads import build_workload

@@ -46,6 +46,37 @@ def runners_up(study: optuna.Study, best: FrozenTrial, margin: float = RUNNER_UP
     return sorted(fastest.values(), key=lambda t: t.value)
 
 
+def confirm_candidates(
+    study: optuna.Study, confirmed: list[dict[str, Any]], margin: float = RUNNER_UP_MARGIN
+) -> list[FrozenTrial]:
+    """After a confirm round: the fastest reached search trial of each configuration not
+    confirmed yet whose one-seed time lies within ``margin`` of the confirmed fastest's mean,
+    fastest first (empty when no configuration is confirmed on every seed).
+
+    The measured best is the fastest of many one-seed draws, so its time is biased low: a
+    configuration whose seed made it the pick confirms slower, and configurations the search
+    measured within ``margin`` of that *confirmed* time were never compared with it (the
+    runner-up window was drawn around the lucky seed). ``convtune study confirm --rounds``
+    confirms them in the next round.
+    """
+    from convtune.scaling import best_confirmed
+
+    fastest = best_confirmed(study, confirmed)
+    if fastest is None:
+        return []
+    done = {params_key(c["params"]) for c in confirmed}
+    bound = float(fastest["measured_mean"]) * (1.0 + margin)
+    candidates: dict[str, FrozenTrial] = {}
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        record = TrialRecord.of(t)
+        if record.status is not TrialStatus.REACHED or record.confirmation or t.value is None:
+            continue
+        key = params_key(t.params)
+        if key not in done and t.value <= bound and (key not in candidates or t.value < candidates[key].value):
+            candidates[key] = t
+    return sorted(candidates.values(), key=lambda t: t.value)
+
+
 def confirm_command(study_name: str, n_runners_up: int) -> str:
     """The command that re-runs the measured best and its runners-up on fresh seeds."""
     return f"convtune study confirm {shlex.quote(study_name)} --measured --top {min(n_runners_up + 1, 5)} --seeds 2"

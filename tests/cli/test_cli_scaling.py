@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -77,12 +78,21 @@ def test_baseline_best_confirm_plot(project: Path, capsys: pytest.CaptureFixture
         assert code == 0, err
         assert ("within seed noise:" in out) == bool(runners) and (hint in out) == bool(runners)
 
-    # What the hint says to run: the measured best and its runners-up, each on a fresh seed.
-    code, out, err = cli(capsys, "study", "confirm", "s", "--measured", "--top", "5", "--seeds", "1")
+    # --rounds confirms configurations the search measured: it needs --measured.
+    code, out, err = cli(capsys, "study", "confirm", "s", "--rounds", "2")
+    assert code == 2 and "--rounds needs --measured" in err and len(err.strip().splitlines()) == 1, err
+    assert json.loads(cli(capsys, "study", "best", "s", "--json")[1])["n_trials"] == 6  # nothing ran
+
+    # What the hint says to run: the measured best and its runners-up, each on a fresh seed; later
+    # rounds add any configuration measured within 20% of the confirmed fastest's mean.
+    code, out, err = cli(
+        capsys, "study", "confirm", "s", "--measured", "--top", "5", "--seeds", "1", "--rounds", "3"
+    )
     assert code == 0, err
-    assert out.count("(search's run)") == 1 + len(runners), out  # one table row per configuration
+    more = sum(int(n) for n in re.findall(r"confirming (\d+) more configuration", out))
+    assert out.count("(search's run)") == 1 + len(runners) + more, out  # one table row per configuration
     report = json.loads(cli(capsys, "study", "best", "s", "--json")[1])
-    assert report["n_trials"] == 6 + 1 + len(runners)
+    assert report["n_trials"] == 6 + 1 + len(runners) + more
     # Deterministic here: every confirm run reached, so `best` now names the confirmed pick.
     assert report["confirmed"] is not None and report["best"] == "confirmed"
     assert report["confirmed"]["source"] == "measured" and len(report["confirmed"]["trials"]) == 1

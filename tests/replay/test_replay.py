@@ -218,6 +218,37 @@ def test_the_confirm_step_reruns_the_measured_best_and_runners_up_on_their_other
     assert any(s > 0 for s in spent)
 
 
+def test_later_confirm_rounds_keep_the_first_rounds_result_for_a_paired_comparison() -> None:
+    """``confirm_rounds=3`` is the same study as one round, then at most two more rounds of
+    :func:`convtune.report.best.confirm_candidates`: the row's first-round fields are what a
+    one-round replay of the same seed reports, and later rounds only add confirm runs."""
+    from convtune.replay import replay_study
+
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    rounds_run = []
+    for seed in (0, 1, 4):
+        one = replay_study(grid, spec, seed=seed, budget=4, pruner="time_to_target", confirm_seeds=2)
+        more = replay_study(
+            grid, spec, seed=seed, budget=4, pruner="time_to_target", confirm_seeds=2, confirm_rounds=3
+        )
+        assert "confirm_first_hit" not in one
+        assert (more["confirm_first_hit"], more["confirm_first_spent"], more["confirm_first_pick_ratio"]) == (
+            one["confirm_hit"],
+            one["confirm_spent"],
+            one["confirm_pick_ratio"],
+        )
+        assert 1 <= more["confirm_rounds_run"] <= 3 and more["confirm_rounds"] == 3
+        rounds_run.append(more["confirm_rounds_run"])
+        assert more["confirm_spent"] >= more["confirm_first_spent"]
+        # A later round that ran spent something; none ran, nothing changed.
+        if more["confirm_rounds_run"] == 1:
+            assert (more["confirm_hit"], more["confirm_spent"]) == (one["confirm_hit"], one["confirm_spent"])
+        else:
+            assert more["confirm_spent"] > more["confirm_first_spent"]
+    assert max(rounds_run) > 1, "seed 4's confirmed pick is slower than a configuration it never compared"
+
+
 def test_a_row_splits_what_the_study_spent_by_how_its_trials_ended() -> None:
     from convtune.replay import replay_study
 

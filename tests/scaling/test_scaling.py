@@ -377,6 +377,43 @@ def test_enqueue_measured_confirmations_reruns_the_given_trials_configurations()
     assert sorted(t.user_attrs["seed"] for t in waiting) == sorted([s.seed + 1, s.seed + 2] * len(chosen))
 
 
+def test_after_a_confirm_round_configurations_near_the_confirmed_mean_are_the_next_candidates() -> None:
+    """The measured best's own seed was lucky: confirmed on two more it is slower, and a
+    configuration the search measured outside the runner-up window of the lucky time but within
+    20% of the confirmed mean is what ``study confirm --measured --rounds`` confirms next."""
+    from convtune.report.best import confirm_candidates, measured_best, runners_up
+    from convtune.scaling import confirm_id, confirmations, enqueue_measured_confirmations
+
+    s = spec()
+    study = synthetic_study(s, [])
+    lucky = {"peak_lr": 4e-3, "micro_batch_size": 16, "grad_accum_steps": 1}
+    add_trial(study, s, lucky, noise=math.log(0.7))
+    base = study.trials[-1].value / 0.7  # this configuration's time without the lucky seed
+    others = {
+        "within": {"peak_lr": 2e-3, "micro_batch_size": 16, "grad_accum_steps": 1},
+        "beyond": {"peak_lr": 8e-3, "micro_batch_size": 16, "grad_accum_steps": 1},
+    }
+    for name, ratio in (("within", 1.0), ("beyond", 1.9)):
+        scratch = synthetic_study(s, [])
+        add_trial(scratch, s, others[name])
+        add_trial(study, s, others[name], noise=math.log(ratio * base / scratch.trials[-1].value))
+    best = measured_best(study)
+    assert best is not None and best.params == lucky
+    assert runners_up(study, best) == []  # 1.0 / 0.7 of the lucky time: outside its 20% window
+    assert confirm_candidates(study, confirmations(study)) == []  # nothing confirmed yet
+    enqueue_measured_confirmations(study, [best], s, seeds=2)
+    for seed_noise in (math.log(1.5), math.log(1.5)):  # the confirm runs, on seeds not lucky
+        add_trial(study, s, lucky, noise=seed_noise, confirm=True, confirm_id=confirm_id(lucky))
+    done = confirmations(study)
+    assert done[0]["measured_mean"] == pytest.approx(1.5 * base, rel=1e-6)
+    # Within 1.2 x 1.5 of the base time: the first; the second (1.9) and the pick itself are not.
+    assert [t.params for t in confirm_candidates(study, done)] == [others["within"]]
+    # Once confirmed, a configuration is no candidate again.
+    enqueue_measured_confirmations(study, confirm_candidates(study, done), s, seeds=1)
+    add_trial(study, s, others["within"], confirm=True, confirm_id=confirm_id(others["within"]))
+    assert confirm_candidates(study, confirmations(study)) == []
+
+
 def test_params_key_is_stable_under_float_noise() -> None:
     assert params_key({"a": 0.1 + 0.2, "b": 1}) == params_key({"b": 1, "a": 0.3})
 
