@@ -350,7 +350,8 @@ class ReplayExecutor:
 
     Each ``run`` snaps the recipe to the nearest recorded configuration and draws one of its
     recorded seeds (from ``seed``, so a replay is reproducible; with ``fresh_seeds`` one of those
-    drawn least often for it so far), then streams the recorded
+    drawn least often for it so far, never one in ``confirmed_seeds[key]`` while another is
+    recorded), then streams the recorded
     evaluations as :class:`Progress` records: the caller's stop decision ends the run
     (``stopped``), so does ``config.max_cost`` (``budget``, at the first evaluation at or past
     it) and a non-finite metric or the end of a diverged run (``diverged``). ``last`` holds the
@@ -371,6 +372,9 @@ class ReplayExecutor:
         # On (a replay's confirm step): one of the seeds drawn least often for the configuration
         # so far, as a repeat on a fresh seed trains another curve, not the same one again.
         self.fresh_seeds = False
+        # The seeds of the search runs a confirm step re-runs: a study confirms on seeds after
+        # the spec's, so a confirm run never retraces the run it confirms (a lucky one, often).
+        self.confirmed_seeds: dict[ConfigKey, set[int]] = {}
 
     def run(self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]) -> RunResult:
         paused = _load_replay_checkpoint(config.checkpoint_dir)
@@ -381,6 +385,8 @@ class ReplayExecutor:
             key = self.grid.snap(self.grid.knobs_of(recipe))
             runs = self.grid.configurations[key]
             if self.fresh_seeds:
+                others = [r for r in runs if r.seed not in self.confirmed_seeds.get(key, ())]
+                runs = others or runs
                 drawn = self._drawn.get(key, Counter())
                 fewest = min(drawn[r.seed] for r in runs)
                 runs = [r for r in runs if drawn[r.seed] == fewest]
@@ -765,6 +771,10 @@ def _replay_study(
                         chosen.append(t)
                 if not chosen:
                     break
+                for t in chosen:
+                    run_seed = TrialRecord.of(t).attrs.get("replay_seed")
+                    if configs.get(t.number) is not None and run_seed is not None:
+                        executor.confirmed_seeds.setdefault(configs[t.number], set()).add(int(run_seed))
                 plans = enqueue_measured_confirmations(study, chosen, spec, confirm_seeds)
                 for _ in range(len(plans) * confirm_seeds):
                     confirm_spent += run_one(n_trials)[1]

@@ -81,6 +81,25 @@ def test_seeds_are_drawn_per_trial_and_reproducibly() -> None:
     assert set(drawn(0)) == {0, 1}
 
 
+def test_a_confirm_run_never_retraces_the_seed_of_the_run_it_confirms() -> None:
+    """A study confirms on seeds after the spec's, so its confirm runs never repeat the search's
+    (often lucky) run; the replay's confirm runs avoid that run's recorded seed while the
+    configuration has another, and fall back to it only when it has none."""
+    executor = ReplayExecutor(GRID, seed=0)
+    executor.run(recipe(), EngineConfig(cost="samples"), lambda p: False)
+    key, searched = executor.last  # type: ignore[misc]
+    executor.fresh_seeds = True
+    executor.confirmed_seeds[key] = {searched}
+    draws = []
+    for _ in range(4):
+        executor.run(recipe(), EngineConfig(cost="samples"), lambda p: False)
+        draws.append(executor.last[1])  # type: ignore[index]
+    assert draws == [1 - searched] * 4  # the tiny grid records seeds 0 and 1
+    executor.confirmed_seeds[key] = {0, 1}  # every recorded seed confirmed: the least drawn again
+    executor.run(recipe(), EngineConfig(cost="samples"), lambda p: False)
+    assert executor.last[1] == searched  # type: ignore[index]
+
+
 def test_the_space_is_derived_from_the_knobs_and_the_target_must_name_the_grid_metric() -> None:
     grid = load_grid(GRID)
     spec = replay_spec(grid, {"target": TARGET})
