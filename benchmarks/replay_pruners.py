@@ -219,7 +219,8 @@ def run(args: argparse.Namespace, out: Path) -> None:
         (row["grid"], row["method"], row["seed"], row["budget"])
         for row in read_rows(out)
         # A row without the confirm step (or, asked for more rounds, without them) does not count.
-        if not args.confirm or ("confirm_hit" in row and (args.confirm_rounds == 1 or "confirm_first_hit" in row))
+        if not args.confirm
+        or ("confirm_hit" in row and (args.confirm_rounds == 1 or "confirm_first_hit" in row))
     }
     methods = list(BASELINES) + [(setting, "tpe") for setting in SETTINGS]
     if args.methods:

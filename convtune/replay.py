@@ -799,7 +799,9 @@ def _replay_study(
         }
         if confirm_rounds > 1:
             # The first round alone, from the same study: a paired comparison of the rounds.
-            first = by_round[0] if by_round else (confirmed["confirm_hit"], 0.0, confirmed["confirm_pick_ratio"])
+            first = (
+                by_round[0] if by_round else (confirmed["confirm_hit"], 0.0, confirmed["confirm_pick_ratio"])
+            )
             confirmed.update(
                 confirm_rounds=confirm_rounds,
                 confirm_rounds_run=len(by_round),

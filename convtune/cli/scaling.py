@@ -108,14 +108,20 @@ def study_confirm(
         pruner=optuna.pruners.NopPruner(),
         hooks=DashboardHooks,
     )
-    for _ in range(rounds - 1):
+    for round_number in range(2, rounds + 1):
         study, spec = open_study(name, storage)
-        more = confirm_candidates(study, confirmations(study))[: max(top, 1)]
+        so_far = confirmations(study)
+        more = confirm_candidates(study, so_far)[: max(top, 1)]
         if not more:
             break
+        around = (
+            "the confirmed fastest's mean"
+            if best_confirmed(study, so_far) is not None
+            else "the fastest not confirmed yet (none confirmed reached the target on every seed)"
+        )
         console.print(
-            f"the confirmed fastest is slower than the search measured it: confirming {len(more)} more "
-            f"configuration(s) measured within 20% of its mean (trials {', '.join(str(t.number) for t in more)})"
+            f"round {round_number}: confirming {len(more)} more configuration(s) measured within 20% of "
+            f"{around}: trials {', '.join(str(t.number) for t in more)}"
         )
         n_planned = len(enqueue_measured_confirmations(study, more, spec, seeds))
         run_study(
@@ -184,7 +190,7 @@ def _probe_setup(name: str, storage: str | None, recipe_file: Path | None) -> tu
     import optuna
 
     from convtune.config.recipe import Recipe, load_recipe
-    from convtune.errors import ConfigError, StudyError
+    from convtune.errors import StudyError
     from convtune.report.best import measured_best
     from convtune.study import open_study
     from convtune.workloads import build_workload

@@ -49,32 +49,34 @@ def runners_up(study: optuna.Study, best: FrozenTrial, margin: float = RUNNER_UP
 def confirm_candidates(
     study: optuna.Study, confirmed: list[dict[str, Any]], margin: float = RUNNER_UP_MARGIN
 ) -> list[FrozenTrial]:
-    """After a confirm round: the fastest reached search trial of each configuration not
-    confirmed yet whose one-seed time lies within ``margin`` of the confirmed fastest's mean,
-    fastest first (empty when no configuration is confirmed on every seed).
+    """What the next confirm round runs: the fastest reached search trial of each configuration
+    not confirmed yet whose one-seed time lies within ``margin`` of the confirmed fastest's mean,
+    fastest first. When no configuration is confirmed on every seed (none yet, or those
+    confirmed missed the target on a seed), the window is drawn around the fastest configuration
+    not confirmed yet instead: before any round that is the measured best and its runners-up.
 
     The measured best is the fastest of many one-seed draws, so its time is biased low: a
-    configuration whose seed made it the pick confirms slower, and configurations the search
-    measured within ``margin`` of that *confirmed* time were never compared with it (the
-    runner-up window was drawn around the lucky seed). ``convtune study confirm --rounds``
-    confirms them in the next round.
+    configuration whose seed made it the pick confirms slower, or misses the target on another
+    seed, and configurations the search measured within ``margin`` of that *confirmed* outcome
+    were never compared with it (the runner-up window was drawn around the lucky seed).
+    ``convtune study confirm --measured --rounds`` confirms them in the next round.
     """
     from convtune.scaling import best_confirmed
 
-    fastest = best_confirmed(study, confirmed)
-    if fastest is None:
-        return []
     done = {params_key(c["params"]) for c in confirmed}
-    bound = float(fastest["measured_mean"]) * (1.0 + margin)
-    candidates: dict[str, FrozenTrial] = {}
+    fastest: dict[str, FrozenTrial] = {}
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         record = TrialRecord.of(t)
         if record.status is not TrialStatus.REACHED or record.confirmation or t.value is None:
             continue
         key = params_key(t.params)
-        if key not in done and t.value <= bound and (key not in candidates or t.value < candidates[key].value):
-            candidates[key] = t
-    return sorted(candidates.values(), key=lambda t: t.value)
+        if key not in done and (key not in fastest or t.value < fastest[key].value):
+            fastest[key] = t
+    if not fastest:
+        return []
+    leader = best_confirmed(study, confirmed)
+    anchor = float(leader["measured_mean"]) if leader is not None else min(t.value for t in fastest.values())
+    return sorted((t for t in fastest.values() if t.value <= anchor * (1.0 + margin)), key=lambda t: t.value)
 
 
 def confirm_command(study_name: str, n_runners_up: int) -> str:

@@ -400,7 +400,8 @@ def test_after_a_confirm_round_configurations_near_the_confirmed_mean_are_the_ne
     best = measured_best(study)
     assert best is not None and best.params == lucky
     assert runners_up(study, best) == []  # 1.0 / 0.7 of the lucky time: outside its 20% window
-    assert confirm_candidates(study, confirmations(study)) == []  # nothing confirmed yet
+    # Nothing confirmed yet: the first round is the measured best and its runners-up.
+    assert [t.number for t in confirm_candidates(study, confirmations(study))] == [best.number]
     enqueue_measured_confirmations(study, [best], s, seeds=2)
     for seed_noise in (math.log(1.5), math.log(1.5)):  # the confirm runs, on seeds not lucky
         add_trial(study, s, lucky, noise=seed_noise, confirm=True, confirm_id=confirm_id(lucky))
@@ -412,6 +413,32 @@ def test_after_a_confirm_round_configurations_near_the_confirmed_mean_are_the_ne
     enqueue_measured_confirmations(study, confirm_candidates(study, done), s, seeds=1)
     add_trial(study, s, others["within"], confirm=True, confirm_id=confirm_id(others["within"]))
     assert confirm_candidates(study, confirmations(study)) == []
+
+
+def test_when_no_configuration_confirms_on_every_seed_the_next_round_moves_to_the_next_fastest() -> None:
+    """A pick that crossed the target on a lucky noise dip misses it on a confirm seed: nothing
+    is confirmed, and the next round confirms the fastest configuration not tried yet (and
+    those within 20% of it) instead of leaving the study with the unconfirmed pick."""
+    from convtune.report.best import confirm_candidates, measured_best
+    from convtune.scaling import best_confirmed, confirm_id, confirmations, enqueue_measured_confirmations
+
+    s = spec()
+    study = synthetic_study(s, [])
+    configs = [{"peak_lr": lr, "micro_batch_size": 16, "grad_accum_steps": 1} for lr in (4e-3, 2e-3, 8e-3)]
+    add_trial(study, s, configs[0], noise=math.log(0.5))  # the dip
+    base = study.trials[-1].value / 0.5
+    for params, ratio in ((configs[1], 1.0), (configs[2], 1.15)):
+        scratch = synthetic_study(s, [])
+        add_trial(scratch, s, params)
+        add_trial(study, s, params, noise=math.log(ratio * base / scratch.trials[-1].value))
+    best = measured_best(study)
+    assert best is not None and best.params == configs[0]
+    enqueue_measured_confirmations(study, [best], s, seeds=2)
+    add_trial(study, s, configs[0], confirm=True, confirm_id=confirm_id(configs[0]))
+    add_trial(study, s, configs[0], status="budget", confirm=True, confirm_id=confirm_id(configs[0]))
+    assert best_confirmed(study) is None
+    # Around the fastest configuration not confirmed yet: both others lie within 20% of it.
+    assert [t.params for t in confirm_candidates(study, confirmations(study))] == configs[1:]
 
 
 def test_params_key_is_stable_under_float_noise() -> None:
