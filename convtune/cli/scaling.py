@@ -101,14 +101,18 @@ def study_confirm(
             n_planned = len(enqueue_confirmations(study, spec, top, seeds))
         except ValueError as exc:
             raise StudyError(str(exc), where=f"study {name}", fix="run more trials first") from None
-    run_study(
-        name,
-        n_trials=n_planned * seeds,
-        storage=storage,
-        pruner=optuna.pruners.NopPruner(),
-        hooks=DashboardHooks,
-    )
-    for round_number in range(2, rounds + 1):
+    rounds_run = 0
+    while True:  # a round: run what is enqueued; then, with rounds left, plan the next one
+        run_study(
+            name,
+            n_trials=n_planned * seeds,
+            storage=storage,
+            pruner=optuna.pruners.NopPruner(),
+            hooks=DashboardHooks,
+        )
+        rounds_run += 1
+        if rounds_run >= rounds:
+            break
         study, spec = open_study(name, storage)
         so_far = confirmations(study)
         more = confirm_candidates(study, so_far)[: max(top, 1)]
@@ -120,17 +124,10 @@ def study_confirm(
             else "the fastest not confirmed yet (none confirmed reached the target on every seed)"
         )
         console.print(
-            f"round {round_number}: confirming {len(more)} more configuration(s) measured within 20% of "
+            f"round {rounds_run + 1}: confirming {len(more)} more configuration(s) measured within 20% of "
             f"{around}: trials {', '.join(str(t.number) for t in more)}"
         )
         n_planned = len(enqueue_measured_confirmations(study, more, spec, seeds))
-        run_study(
-            name,
-            n_trials=n_planned * seeds,
-            storage=storage,
-            pruner=optuna.pruners.NopPruner(),
-            hooks=DashboardHooks,
-        )
     study, spec = open_study(name, storage)
     done = confirmations(study)
     set_study_attr(study, CONFIRMATIONS_ATTR, done)  # the measured side, stored beside the plan

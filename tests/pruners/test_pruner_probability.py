@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import optuna
@@ -13,6 +14,7 @@ from convtune.pruners import (
     DEFAULT_MARGIN,
     STOP_PROBABILITY_ATTR,
     STOP_THRESHOLD_ATTR,
+    PruneDecision,
     TimeToTargetPruner,
     reach_probability,
 )
@@ -67,11 +69,9 @@ def test_every_forecast_stop_was_decided_on_a_probability_below_epsilon(
         assert any(t.user_attrs[STOP_PROBABILITY_ATTR] > 0 for t in stopped)
 
 
-def test_a_decision_whose_probability_is_above_the_threshold_never_stops() -> None:
-    # The forecast-alone rule (require_behind off), so every decision's threshold is the one used.
-    pruner = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30 * EVERY, require_behind=False)
-    study = study_of(pruner, 12, seed=1)
-    checked = 0
+def forecast_decisions(pruner: TimeToTargetPruner, study: optuna.Study) -> Iterator[PruneDecision]:
+    """Every decision but the exact rules', over trials of several speeds and floors (each
+    trial ends at its first exact decision and is failed, so it never becomes the incumbent)."""
     for speed in (0.002, 0.005, 0.01, 0.03):
         for floor in (1.4, 1.85, 2.0):
             trial = study.ask()
@@ -80,12 +80,20 @@ def test_a_decision_whose_probability_is_above_the_threshold_never_stops() -> No
                 decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
                 if decision.reason in EXACT:
                     break
-                if not decision.probability < decision.threshold:
-                    assert not decision.prune, decision
-                    checked += 1
-                else:
-                    assert decision.prune
+                yield decision
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
+
+
+def test_a_decision_whose_probability_is_above_the_threshold_never_stops() -> None:
+    # The forecast-alone rule (require_behind off), so every decision's threshold is the one used.
+    pruner = TimeToTargetPruner(TARGET, epsilon=0.03, max_cost=30 * EVERY, require_behind=False)
+    checked = 0
+    for decision in forecast_decisions(pruner, study_of(pruner, 12, seed=1)):
+        if not decision.probability < decision.threshold:
+            assert not decision.prune, decision
+            checked += 1
+        else:
+            assert decision.prune
     assert checked > 10
 
 
@@ -97,26 +105,17 @@ def test_with_an_incumbent_the_reported_threshold_is_the_one_require_behind_appl
     # trial has reached; the decision must report that bound, not the forecast-alone one it
     # skipped, so "probability >= threshold never stops" holds for what the dashboard shows.
     pruner = TimeToTargetPruner(TARGET, epsilon=0.03, epsilon_behind=epsilon_behind, max_cost=30 * EVERY)
-    study = study_of(pruner, 12, seed=1)
     judged = 0
-    for speed in (0.002, 0.005, 0.01, 0.03):
-        for floor in (1.4, 1.85, 2.0):
-            trial = study.ask()
-            for i in range(1, 9):
-                trial.report(loss(speed, floor, i * EVERY), step=i * EVERY)
-                decision = pruner.decide(study, study._storage.get_trial(trial._trial_id))
-                if decision.reason in EXACT:
-                    break
-                if decision.reason != "may-beat-incumbent":
-                    continue
-                assert math.isfinite(decision.incumbent)
-                judged += 1
-                assert not decision.prune
-                if epsilon_behind == 0.0:
-                    assert decision.threshold == 0.0, decision  # no forecast stop applies
-                else:
-                    assert 0.0 < decision.threshold <= epsilon_behind, decision
-            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    for decision in forecast_decisions(pruner, study_of(pruner, 12, seed=1)):
+        if decision.reason != "may-beat-incumbent":
+            continue
+        assert math.isfinite(decision.incumbent)
+        judged += 1
+        assert not decision.prune
+        if epsilon_behind == 0.0:
+            assert decision.threshold == 0.0, decision  # no forecast stop applies
+        else:
+            assert 0.0 < decision.threshold <= epsilon_behind, decision
     assert judged > 10
 
 
