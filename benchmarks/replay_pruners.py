@@ -759,16 +759,24 @@ def misses_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _by_workload_and_method(
+    rows: list[dict[str, Any]], having: str
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The rows that hold the field ``having``, grouped by (workload, method)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if having in row:
+            groups.setdefault((row["grid"], row["method"]), []).append(row)
+    return groups
+
+
 def confirm_table(rows: list[dict[str, Any]], before: list[dict[str, Any]] | None = None) -> list[str]:
     """Per workload and method, rows replayed with the confirm step (``--confirm``): the search's
     hits, the hits after confirming the measured best and its runners-up on more seeds, and what
     the confirm runs cost. ``before``: rows of the same studies without the step (another
     results file), to check that the search itself replayed the same (a repeat's seed is now
     drawn among the least-drawn; it was drawn with replacement)."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        if "confirm_hit" in row:
-            groups.setdefault((row["grid"], row["method"]), []).append(row)
+    groups = _by_workload_and_method(rows, "confirm_hit")
     if not groups:
         return []
     lines = [
@@ -800,10 +808,7 @@ def confirm_table(rows: list[dict[str, Any]], before: list[dict[str, Any]] | Non
 def confirm_rounds_table(rows: list[dict[str, Any]]) -> list[str]:
     """Per workload and method, rows replayed with ``--confirm-rounds`` > 1: hits after the first
     round and after every round of the same studies, and what each cost."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        if "confirm_first_hit" in row:
-            groups.setdefault((row["grid"], row["method"]), []).append(row)
+    groups = _by_workload_and_method(rows, "confirm_first_hit")
     if not groups:
         return []
     lines = [
@@ -830,10 +835,7 @@ def confirm_held_out_table(
     """Per workload, with the confirm step: the setting its fold chose (on ``choices``, the
     stored rows without the step, as the held-out table does), no pruning and ``pruner: median``;
     hits of the search's pick and after the confirm, and the confirm's cost."""
-    table: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        if "confirm_hit" in row:
-            table.setdefault((row["grid"], row["method"]), []).append(row)
+    table = _by_workload_and_method(rows, "confirm_hit")
     workloads = sorted({w for w, _ in choices})
     lines = [
         "### Held out, with the confirm step (the measured best and runners-up on 2 more seeds)",

@@ -138,6 +138,19 @@ def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_pa
     assert counted.returncode == 0, counted.stderr[-2000:]
     assert re.search(rf"\| {WORKLOAD} \(`[^`]+`\) \| {after} \| {after} \| ", counted.stdout), counted.stdout
 
+    # More confirm rounds: one-round rows do not count as done; the new rows keep the first
+    # round's result, and the rounds table shows both from the same studies.
+    rounds = _run(tmp_path, "--out", str(out), "--confirm", "2", "--confirm-rounds", "3")
+    assert rounds.returncode == 0, rounds.stderr[-2000:]
+    assert "2 studies to run" in rounds.stderr
+    with gzip.open(out, "rt") as f:
+        paired = [r for line in f if "confirm_first_hit" in (r := json.loads(line))]
+    assert len(paired) == 2 and all(r["confirm_spent"] >= r["confirm_first_spent"] for r in paired)
+    table = rounds.stdout.split("### Confirm rounds")[1]
+    for r in paired:
+        first, every = int(bool(r["confirm_first_hit"])), int(bool(r["confirm_hit"]))
+        assert f"| {WORKLOAD} | {r['method']} | {first}/1 | {every}/1 | " in table, table
+
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
 def test_the_fold_settings_replay_at_another_exact_margin(tmp_path: Path) -> None:
