@@ -8,6 +8,7 @@ embedded SQLite file under ``studies/``: nothing to start, one writer at a time.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -651,26 +652,40 @@ def flock_journal_lock(path: str) -> Any:
     Optuna's default (a symlink lock file) outlives a worker killed while holding it, and every
     other worker then waits 30 s for its forced release, long enough for their own leases to lapse.
     ``flock`` on ``PATH.flock`` has no such state (local disks; NFS emulates it with fcntl locks).
+
+    One descriptor serves every thread of a process (Optuna's ``JournalStorage`` lets one thread at
+    a time write), and locking it again is a no-op. A Ctrl-C raised between ``flock`` returning and
+    Optuna's ``try`` (or on entering ``release``) leaves the lock held; with a descriptor per acquire
+    the next write (marking the trial interrupted, or a lease renewal that then holds Optuna's
+    thread lock) would wait forever on a lock its own process holds. With one descriptor that next
+    write takes the lock it already has and releases it.
     """
     import fcntl
-    import threading
 
     from optuna.storages.journal._file import BaseJournalFileLock
 
     class FlockLock(BaseJournalFileLock):
         def __init__(self) -> None:
-            self._local = threading.local()
+            self._fd: int | None = None
+            self._pid = 0
+
+        def _descriptor(self) -> int:
+            if self._fd is None or self._pid != os.getpid():
+                # A forked child opens its own: it must not share a lock its parent may hold.
+                self._fd, self._pid = os.open(path + ".flock", os.O_RDWR | os.O_CREAT, 0o644), os.getpid()
+            return self._fd
 
         def acquire(self) -> bool:
-            fd = os.open(path + ".flock", os.O_RDWR | os.O_CREAT, 0o644)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            self._local.fd = fd
+            fcntl.flock(self._descriptor(), fcntl.LOCK_EX)
             return True
 
         def release(self) -> None:
-            fd = self._local.fd
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            fcntl.flock(self._descriptor(), fcntl.LOCK_UN)
+
+        def __del__(self) -> None:
+            if self._fd is not None and self._pid == os.getpid():
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)
 
     return FlockLock()
 

@@ -3,6 +3,9 @@ storages (SQLite, journal file) opening and holding a study."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import optuna
@@ -70,6 +73,40 @@ def test_embedded_storages_open_in_a_new_directory_and_hold_a_study(tmp_path: Pa
     again = open_storage(url, heartbeat_interval=None)  # a second process's view of the same file
     assert len(optuna.load_study(study_name="s", storage=again).trials) == 2
     assert (tmp_path / "new").is_dir()
+
+
+def test_a_journal_lock_left_held_by_an_interrupt_does_not_hang_the_next_write(tmp_path: Path) -> None:
+    # A Ctrl-C raised just after ``flock`` returns, before Optuna's ``try``, never releases the
+    # journal lock. Then the lease thread renews and the interrupted trial is marked: neither write
+    # may wait on a lock its own process holds (it hung CI once), and afterwards others may write.
+    # The acquire below, with no release, is what that interrupt leaves: its timing cannot be hit
+    # on purpose.
+    url = f"journal:///{tmp_path}/j.log"
+    optuna.create_study(study_name="s", storage=open_storage(url, heartbeat_interval=None, create=True))
+    script = textwrap.dedent(
+        f"""
+        import threading
+        import optuna
+        from convtune.storage.backends import open_storage
+        storage = open_storage({url!r}, heartbeat_interval=None)
+        study = optuna.load_study(study_name="s", storage=storage)
+        trial = study.ask()
+        storage._backend._lock.acquire()  # held, as the interrupt leaves it
+        lease = threading.Thread(target=storage.set_trial_user_attr, args=(trial._trial_id, "lease", 1.0))
+        lease.start()
+        lease.join(20)
+        assert not lease.is_alive(), "the lease renewal waits on its own process's lock"
+        study.tell(trial, 1.0)  # marking the trial: the same thread writes again
+        print("told")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and "told" in done.stdout, done.stderr[-2000:]
+    # The lock is free again for another process.
+    study = optuna.load_study(study_name="s", storage=open_storage(url, heartbeat_interval=None))
+    study.optimize(lambda t: 2.0, n_trials=1)
+    assert [t.value for t in study.trials] == [1.0, 2.0]
+    assert study.trials[0].user_attrs == {"lease": 1.0}
 
 
 def test_an_unknown_scheme_is_a_storage_error_without_the_password() -> None:

@@ -204,8 +204,10 @@ def test_a_worker_is_known_dead_here_by_host_pid_and_start_time() -> None:
     from convtune.storage.leases import WORKER_START_ATTR, dead_here, process_started, worker_id
 
     host = worker_id().rsplit(":", 1)[0]
-    ended = subprocess.Popen(["sleep", "0"])
+    # Alive while its start time is read ("sleep 0" could be gone by then), then ended.
+    ended = subprocess.Popen(["sleep", "60"])
     started = process_started(ended.pid)
+    ended.kill()
     ended.wait()
     me = process_started(os.getpid())
     assert started is not None and me is not None
