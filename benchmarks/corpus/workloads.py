@@ -753,6 +753,142 @@ class SourceFileTopic(_Classifier):
         return _BagOfBigrams(2048, 32, len(self.sources))
 
 
+class _Factorisation(nn.Module):
+    def __init__(self, users: int, items: int, width: int):
+        super().__init__()
+        self.user, self.item = nn.Embedding(users, width), nn.Embedding(items, width)
+        self.user_bias, self.item_bias = nn.Embedding(users, 1), nn.Embedding(items, 1)
+        for table in (self.user, self.item):
+            nn.init.normal_(table.weight, std=0.1)
+        for table in (self.user_bias, self.item_bias):
+            nn.init.zeros_(table.weight)
+
+    def forward(self, pairs: torch.Tensor) -> torch.Tensor:
+        user, item = pairs[:, 0], pairs[:, 1]
+        dot = (self.user(user) * self.item(item)).sum(-1, keepdim=True)
+        return dot + self.user_bias(user) + self.item_bias(item)
+
+
+class RatingsFactorisation(_Regressor):
+    """Matrix factorisation of generated ratings: 400 users × 300 items, rank-4 preferences plus
+    user and item offsets and noise, 9,000 observed pairs for training and 3,000 held out;
+    embeddings of width 16 and biases, trained with MSE on standardised ratings; metric val MSE.
+    Recorded in session 27 as the sixth batch of *fresh* workloads: defined after the check it
+    serves had been committed, and nothing scored on them before."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(53)
+        users, items = rng.normal(size=(400, 4)), rng.normal(size=(300, 4))
+        offsets_user, offsets_item = rng.normal(0, 0.5, 400), rng.normal(0, 0.5, 300)
+        pairs = np.stack([rng.integers(0, 400, 12_000), rng.integers(0, 300, 12_000)], axis=1)
+        y = (
+            (users[pairs[:, 0]] * items[pairs[:, 1]]).sum(1) / 2
+            + offsets_user[pairs[:, 0]]
+            + offsets_item[pairs[:, 1]]
+            + rng.normal(0, 0.5, len(pairs))
+        )
+        y = ((y - y.mean()) / y.std()).astype(np.float32)
+        super().__init__(*_split(pairs, y, 0.25, False))
+        self.x_train, self.x_val = self.x_train.long(), self.x_val.long()
+
+    def build_model(self) -> nn.Module:
+        return _Factorisation(400, 300, 16)
+
+
+class ImbalancedLoss(_Classifier):
+    """An MLP (20-64-2) on a two-class problem where one class is 8% of the rows
+    (``make_classification`` with label noise); metric val cross-entropy, which a model that
+    always answers the majority class already brings to about 0.28. A fresh workload of the
+    sixth batch (see ``RatingsFactorisation``)."""
+
+    metric = "val_loss"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_classification
+
+        x, y = make_classification(
+            n_samples=4000, n_features=20, n_informative=6, n_redundant=4, weights=[0.92, 0.08],
+            flip_y=0.02, class_sep=0.8, random_state=59,
+        )  # fmt: skip
+        x_train, y_train, x_val, y_val = _split(x, y, 0.3, True)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        return _mlp(20, [64], 2)
+
+
+class _CountingGRU(nn.Module):
+    def __init__(self, vocab: int, width: int, classes: int):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.gru = nn.GRU(width, width, batch_first=True)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        _, last = self.gru(self.embed(tokens))
+        return self.head(last[-1])
+
+
+class GRUCounting(_Classifier):
+    """A GRU (width 32) reading 16 tokens of a 4-token vocabulary and answering how many of them
+    are token 0 (0 to 7, 7 meaning seven or more): a recurrent network that must count; metric
+    val error. 4,000 generated sequences for training, 1,000 held out. A fresh workload of the
+    sixth batch (see ``RatingsFactorisation``)."""
+
+    metric = "val_error"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(61)
+        tokens = rng.integers(0, 4, size=(5000, 16))
+        y = np.minimum((tokens == 0).sum(axis=1), 7).astype(np.int64)
+        super().__init__(*_split(tokens, y, 0.2, False))
+        self.x_train, self.x_val = self.x_train.long(), self.x_val.long()
+
+    def build_model(self) -> nn.Module:
+        return _CountingGRU(4, 32, 8)
+
+
+class _Denoiser(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv1d(1, 16, 5, padding=2),
+            nn.ReLU(),
+            nn.Conv1d(16, 16, 5, padding=2),
+            nn.ReLU(),
+            nn.Conv1d(16, 1, 5, padding=2),
+        )
+
+    def forward(self, noisy: torch.Tensor) -> torch.Tensor:
+        return self.net(noisy).squeeze(1)
+
+
+class DenoiseConv1d(_Regressor):
+    """A three-layer 1-D convolutional denoiser: sums of two sines of random frequency, phase and
+    amplitude (length 64) under Gaussian noise of standard deviation 0.5, the clean signal as
+    target; trained and scored with MSE per sample point; metric val MSE (the noisy input itself
+    scores 0.25). 2,400 signals for training, 600 held out. A fresh workload of the sixth batch
+    (see ``RatingsFactorisation``)."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(67)
+        t = np.arange(64) / 64
+        freq = rng.uniform(1.0, 8.0, size=(3000, 2, 1))
+        phase = rng.uniform(0.0, 2 * np.pi, size=(3000, 2, 1))
+        amplitude = rng.uniform(0.3, 1.0, size=(3000, 2, 1))
+        clean = (amplitude * np.sin(2 * np.pi * freq * t + phase)).sum(axis=1).astype(np.float32)
+        noisy = (clean + rng.normal(0.0, 0.5, size=clean.shape)).astype(np.float32)[:, None, :]
+        super().__init__(*_split(noisy, clean, 0.2, False))
+
+    def build_model(self) -> nn.Module:
+        return _Denoiser()
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
