@@ -27,18 +27,25 @@ REDIS_DEFAULT = "redis://127.0.0.1:6379/0"
 def _unreachable(what: str, url: str, exc: BaseException, env: str) -> None:
     if os.environ.get("CONVTUNE_REQUIRE_SERVICES"):
         pytest.fail(f"{what} required (CONVTUNE_REQUIRE_SERVICES=1) but unreachable at {url}: {exc}")
-    pytest.skip(f"no {what} at {url} ({type(exc).__name__}: {exc}); set {env} to run this test")
+    cause = (str(exc).splitlines() or [""])[0]  # psycopg adds a hint line; one line in the report
+    pytest.skip(f"no {what} at {url} ({type(exc).__name__}: {cause}); set {env} to run this test")
+
+
+_UNREACHABLE: dict[str, BaseException] = {}  # URLs that failed every try: later tests skip at once
 
 
 def _check(what: str, url: str, env: str, connect: Callable[[], object]) -> None:
     # Three tries: a service that is there can miss one 5 s connect while the two cores are
     # saturated by other tests' training (seen once as a skip, which CI turns into a failure).
+    if url in _UNREACHABLE:
+        _unreachable(what, url, _UNREACHABLE[url], env)
     for attempt in range(3):
         try:
             connect()
             return
         except Exception as exc:  # noqa: BLE001
             if attempt == 2:
+                _UNREACHABLE[url] = exc
                 _unreachable(what, url, exc, env)
             time.sleep(1.0)
 
