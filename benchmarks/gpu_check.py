@@ -7,18 +7,34 @@ What it checks, printing each line as it goes:
    ``torch.cuda.max_memory_allocated`` (reset per trial);
 2. one warm rank launched by torchrun: backend ``nccl``, the same fp32 result as in-process;
 3. where there are two or more GPUs, two ranks (NCCL, DDP, one GPU each) with fp32 and bf16, and a
-   second trial on the same warm ranks without a relaunch.
+   second trial on the same warm ranks without a relaunch;
+4. a stop is a pause on ``cuda``: an fp16 run checkpointed at half its budget and resumed ends
+   where the uninterrupted run ends (GradScaler state and CUDA RNG restored);
+5. the CLI as a user runs it: ``study create``, ``study run`` (bf16 / fp16 trials on ``cuda``),
+   ``study best`` and ``study export --format python``; the exported module's optimizer,
+   scheduler, autocast and GradScaler then train a small model on ``cuda``; ``study run`` with
+   more ranks than GPUs is refused in one line (exit 2) before any trial;
+6. a workload written on a CPU, whose ``loss`` does not move its batch, trains on ``cuda``: the
+   engine moves the batch's tensors to the model's device.
 
 Run::
 
-    python benchmarks/gpu_check.py          # exits 1 if a check fails, 0 with no GPU (skipped)
+    python benchmarks/gpu_check.py             # exits 1 if a check fails, 0 with no GPU (skipped)
+    python benchmarks/gpu_check.py --rehearse  # checks 4-6 on the CPU, before a GPU is spent on them
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -28,6 +44,9 @@ from convtune.execution.launcher import ElasticExecutor, LaunchOptions
 from convtune.training.engine import EngineConfig, train
 from convtune.workloads import build_workload
 
+# ``--rehearse`` runs checks 4-6 on the CPU, so the script is known to work before a GPU
+# machine's minutes are spent on it.
+DEVICE = "cpu" if "--rehearse" in sys.argv else "cuda"
 CONFIG = EngineConfig(eval_every=2048, cost="samples", max_cost=8192, seed=0)
 failures: list[str] = []
 
@@ -51,6 +70,12 @@ def spec(world_size: int) -> StudySpec:
 
 
 def main() -> int:
+    if DEVICE == "cpu":
+        check_resume(build_workload("digits"))
+        check_cli()
+        check_batches_moved()
+        print("rehearsal passed" if not failures else f"{len(failures)} check(s) failed: {failures}")
+        return 1 if failures else 0
     if not torch.cuda.is_available():
         print("no CUDA device: nothing to check")
         return 0
@@ -98,8 +123,154 @@ def main() -> int:
                 )
             check("second trial reused the warm ranks", executor.launches == 1)
 
+    check_resume(workload)
+    check_cli()
+    check_batches_moved()
+
     print("all checks passed" if not failures else f"{len(failures)} check(s) failed: {failures}")
     return 1 if failures else 0
+
+
+def check_resume(workload: object) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        whole = train(workload, recipe("fp16"), CONFIG)
+        paused_config = replace(CONFIG, checkpoint_dir=directory)
+        train(workload, recipe("fp16"), replace(paused_config, max_cost=CONFIG.max_cost / 2))
+        resumed = train(workload, recipe("fp16"), paused_config)
+        a, b = whole.history[-1], resumed.history[-1]
+        check(
+            f"fp16 run paused at half its budget and resumed on {DEVICE} ends where the whole run ends",
+            resumed.samples == whole.samples
+            and abs(a.metrics["val_loss"] - b.metrics["val_loss"]) < 1e-3
+            and a.loss_scale == b.loss_scale,
+            f"val_loss {a.metrics['val_loss']:.5f} whole / {b.metrics['val_loss']:.5f} resumed, "
+            f"loss scale {a.loss_scale:g} / {b.loss_scale:g}",
+        )
+
+
+SPACE = """\
+peak_lr: {low: 1.0e-3, high: 1.0e-2, log: true}
+horizon_samples: 16384
+schedule: {choices: [cosine, onecycle]}
+micro_batch_size: {choices: [32, 64]}
+optimizer: adamw
+precision: {choices: [bf16, fp16]}
+"""
+
+STUDY = """\
+workload: digits
+space: space.yaml
+target: "accuracy>=0.9"
+cost: samples
+max_cost: 16384
+eval_every: {samples: 2048}
+seed: 0
+"""
+
+
+def check_cli() -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        (root / "space.yaml").write_text(SPACE)
+        (root / "gpu.yaml").write_text(STUDY)
+        storage = f"sqlite:///{root / 'gpu.db'}"
+
+        def cli(*args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
+            command = [sys.executable, "-m", "convtune.cli", *args, "--storage", storage]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+            check(
+                f"convtune {' '.join(args[:2])} exits {expect}",
+                done.returncode == expect,
+                done.stderr.strip()[-300:],
+            )
+            return done
+
+        started = time.perf_counter()
+        cli("study", "create", "gpu", "--config", str(root / "gpu.yaml"))
+        cli("study", "run", "gpu", "--n-trials", "4")
+        best = cli("study", "best", "gpu")
+        print(best.stdout.strip()[-1500:], flush=True)
+        cli("study", "export", "gpu", "--format", "python", "-o", str(root / "best_recipe.py"))
+        print(f"CLI study of 4 trials: {time.perf_counter() - started:.1f} s", flush=True)
+        if DEVICE == "cuda":
+            too_many = str(torch.cuda.device_count() + 1)
+            refused = cli("study", "run", "gpu", "--n-trials", "1", "--world-size", too_many, expect=2)
+            lines = refused.stderr.strip().splitlines()
+            check(
+                f"world_size {too_many} on {too_many} - 1 GPUs: one line naming world_size",
+                len(lines) == 1 and "world_size" in lines[0] and "Traceback" not in refused.stderr,
+                refused.stderr.strip()[:300],
+            )
+
+        import optuna
+
+        study = optuna.load_study(study_name="gpu", storage=storage)
+        trials = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+        precisions = sorted({t.params.get("precision", "?") for t in study.trials})
+        check("CLI trials finished", len(trials) >= 1, f"{len(trials)} complete, precisions {precisions}")
+
+        exported = root / "best_recipe.py"
+        if not exported.exists():
+            return
+        module_spec = importlib.util.spec_from_file_location("best_recipe", exported)
+        assert module_spec is not None and module_spec.loader is not None
+        best_recipe = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(best_recipe)
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)).to(
+            DEVICE
+        )
+        optimizer = best_recipe.build_optimizer(model)
+        scheduler = best_recipe.build_scheduler(optimizer)
+        scaler = best_recipe.grad_scaler()
+        inputs, labels = torch.randn(512, 64, device=DEVICE), torch.randint(0, 10, (512,), device=DEVICE)
+        losses = []
+        for _ in range(30):
+            with best_recipe.autocast():
+                loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=True)
+            scheduler.step()
+            losses.append(loss.item())
+        precision = best_recipe.RECIPE["precision"]
+        check(
+            f"the exported module trains on {DEVICE} with its autocast and GradScaler",
+            all(math.isfinite(x) for x in losses) and losses[-1] < losses[0],
+            f"precision {precision}, loss {losses[0]:.3f} -> {losses[-1]:.3f}, "
+            f"scaler enabled {scaler.is_enabled()}, scale {scaler.get_scale() if scaler.is_enabled() else 1:g}",
+        )
+
+
+class _BatchesLeftOnTheCpu:
+    """The digits workload as someone writes it on a CPU: ``loss`` does not move the batch."""
+
+    def __init__(self) -> None:
+        self.digits = build_workload("digits")
+
+    def build_model(self) -> torch.nn.Module:
+        return self.digits.build_model()
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Any]:
+        return self.digits.train_batches(micro_batch_size, rank, world_size, seed)
+
+    def loss(self, model: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        inputs, labels = batch
+        return torch.nn.functional.cross_entropy(model(inputs).float(), labels)
+
+    def evaluate(self, model: torch.nn.Module) -> dict[str, float]:
+        return self.digits.evaluate(model)
+
+
+def check_batches_moved() -> None:
+    result = train(_BatchesLeftOnTheCpu(), recipe("bf16"), CONFIG)
+    last = result.history[-1]
+    check(
+        f"a workload that leaves its batches on the CPU trains on {DEVICE}",
+        result.samples == CONFIG.max_cost and math.isfinite(last.metrics["val_loss"]),
+        f"val_loss {last.metrics['val_loss']:.4f}",
+    )
 
 
 if __name__ == "__main__":

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import os
 
-import pytest
-from specs import TINY_SPACE, TinyStudy
+# The suite is CI's, and CI has no GPU: on a machine with GPUs they are hidden before torch
+# looks, so every test, launched rank and child process trains on the CPU as in CI. The CUDA
+# path has its own check (`python benchmarks/gpu_check.py`); CONVTUNE_TEST_GPU=1 shows the GPUs.
+if os.environ.get("CONVTUNE_TEST_GPU") != "1":
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+import pytest  # noqa: E402
+from specs import TINY_SPACE, TinyStudy  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:

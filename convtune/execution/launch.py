@@ -156,6 +156,31 @@ def check_nodes(spec: StudySpec, options: LaunchOptions) -> None:
         )
 
 
+def check_gpus(spec: StudySpec, options: LaunchOptions) -> None:
+    """One rank per GPU: refuse a Workload's ranks on a node with fewer GPUs than ranks.
+
+    Each rank trains on ``cuda:LOCAL_RANK``; with fewer GPUs every trial would fail at its first
+    CUDA call ("invalid device ordinal", or NCCL's "invalid usage" for two ranks on one GPU).
+    A script or command places its own ranks, so it is not judged here.
+    """
+    if not isinstance(spec.workload, str):
+        return
+    ranks = nproc_per_node(spec.world_size, options.nnodes)
+    if ranks < 2:
+        return
+    import torch
+
+    gpus = torch.cuda.device_count()  # 0 on a CPU node: its ranks train on the CPU
+    if 0 < gpus < ranks:
+        per_node = f" on each of {options.nnodes} nodes" if options.multi_node else ""
+        raise ConfigError(
+            f"world_size {spec.world_size} puts {ranks} ranks{per_node} on {gpus} GPU(s): one rank per GPU",
+            where="world_size",
+            fix=f"use world_size {gpus * options.nnodes} or fewer, more nodes (--nnodes), "
+            "or CUDA_VISIBLE_DEVICES= to train the ranks on the CPU",
+        )
+
+
 def _channel_token(options: LaunchOptions) -> str:
     # Other nodes must know it: shared through the environment, or derived from the rendezvous id.
     if options.multi_node:
@@ -221,6 +246,7 @@ class LaunchedExecutor(abc.ABC):
         self.spec = spec
         self.options = options or LaunchOptions()
         check_nodes(spec, self.options)
+        check_gpus(spec, self.options)
         self.launches = 0
         self.last_timing: dict[str, float] = {}
         self.last_peak_rss_mb = 0.0
@@ -293,6 +319,7 @@ __all__ = [
     "LaunchedExecutor",
     "MultiNodeCommand",
     "RankFailed",
+    "check_gpus",
     "check_nodes",
     "launch_env",
     "nproc_per_node",

@@ -285,6 +285,29 @@ def _resume(run: _Run, on_eval: Callable[[Progress], bool] | None) -> bool:
 _SKIPPED_FIRST_STEP = re.escape("Detected call of `lr_scheduler.step()` before `optimizer.step()`")
 
 
+def to_device(batch: Any, device: torch.device) -> Any:
+    """``batch`` with its tensors on ``device``: a tensor, or tuples, lists and dicts of them.
+
+    A workload written and tested on a CPU yields CPU tensors; on a GPU its ``loss`` would then
+    fail on the first step unless it moved them itself. Other objects pass through unchanged
+    (the workload's ``loss`` moves them), and a tensor already there is not copied.
+
+    >>> import torch
+    >>> x, y = to_device((torch.zeros(2), {"y": torch.ones(2)}), torch.device("cpu"))
+    >>> x.device.type, y["y"].device.type
+    ('cpu', 'cpu')
+    """
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a namedtuple
+        return type(batch)(*(to_device(item, device) for item in batch))
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(to_device(item, device) for item in batch)
+    if type(batch) is dict:
+        return {key: to_device(value, device) for key, value in batch.items()}
+    return batch
+
+
 def _train_step(run: _Run) -> str:
     """One optimizer step over ``grad_accum_steps`` micro-batches; returns why it diverged, or ""."""
     recipe, config, scaler = run.recipe, run.config, run.scaler
@@ -293,7 +316,7 @@ def _train_step(run: _Run) -> str:
     step_loss = torch.zeros((), device=run.device)
     for micro_step in range(recipe.grad_accum_steps):
         fetch_started = time.perf_counter()
-        batch = next(run.batches)
+        batch = to_device(next(run.batches), run.device)
         run.data_clock += time.perf_counter() - fetch_started
         # Under DDP, all-reduce only on the last micro-step; the others accumulate locally.
         last = micro_step == recipe.grad_accum_steps - 1 or config.sync_every_micro_step
@@ -464,9 +487,10 @@ def _load_checkpoint(
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
     scaler.load_state_dict(state["scaler"])
+    # RNG states are CPU byte tensors whatever the device; map_location moved them onto it.
     torch.set_rng_state(state["rng"].cpu())
     if state.get("cuda_rng") is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda_rng"])
+        torch.cuda.set_rng_state_all([rng.cpu() for rng in state["cuda_rng"]])
     return state
 
 

@@ -35,11 +35,14 @@ class Workload(Protocol):
     - ``train_batches(micro_batch_size, rank, world_size, seed)``: an endless iterator of
       micro-batches of that size; each rank draws its own shard (seed with ``seed`` and
       ``rank``), so a trial is reproducible.
-    - ``loss(model, batch)``: a scalar tensor, the mean over the micro-batch; move the batch to
-      the model's device here. ``model`` may be wrapped in DDP: call it, do not reach inside.
+    - ``loss(model, batch)``: a scalar tensor, the mean over the micro-batch. convtune has
+      already moved the batch's tensors to the model's device (a tensor, or tuples, lists and
+      dicts of them); move anything else here. ``model`` may be wrapped in DDP: call it, do not
+      reach inside.
     - ``evaluate(model)``: metrics as plain floats, one of them the target's (``val_loss``,
       ``accuracy``, ...). It runs on rank 0 only, under ``torch.no_grad()`` in eval mode, at
-      every ``eval_every``; its time is off the wall-clock cost.
+      every ``eval_every``; its time is off the wall-clock cost. Move held-out data to the
+      model's device here (on a GPU it is not the CPU).
 
     >>> import torch
     >>> from convtune.workloads import Workload
@@ -59,7 +62,9 @@ class Workload(Protocol):
     ...         x, y = batch
     ...         return torch.nn.functional.mse_loss(model(x), y)
     ...     def evaluate(self, model):
-    ...         return {"val_loss": torch.nn.functional.mse_loss(model(self.x), self.y).item()}
+    ...         device = next(model.parameters()).device
+    ...         x, y = self.x.to(device), self.y.to(device)
+    ...         return {"val_loss": torch.nn.functional.mse_loss(model(x), y).item()}
     >>> isinstance(Line(), Workload)
     True
 

@@ -825,3 +825,28 @@ def test_a_nan_metric_is_divergence_with_its_reason(
     assert record.status == "diverged", record.attrs
     assert record.attrs["reason"].startswith("non-finite accuracy at step "), record.attrs
     assert record.attrs["samples"] == 512, "it stops at the first NaN, not at max_cost"
+
+
+def test_more_ranks_than_gpus_is_refused_in_one_line_before_any_trial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """world_size 2 on a node with one GPU: each rank would fail at its first CUDA call in every
+    trial ("invalid device ordinal"). Test double at the GPU boundary: there is no GPU here, so
+    torch is told it sees one (on an H200 the same refusal is benchmarks/gpu_check.py's check 5)."""
+    import torch
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONVTUNE_STORAGE", raising=False)
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(SPACE))
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(SPEC))
+    assert cli(capsys, "study", "create", "w", "--config", "s.yaml")[0] == 0
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    code, out, err = cli(capsys, "study", "run", "w", "-n", "1", "--world-size", "2")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in out + err, err
+    assert "world_size" in lines[0] and "1 GPU" in lines[0] and "world_size 1 or fewer" in lines[0], lines[0]
+    study = optuna.load_study(study_name="w", storage=f"sqlite:///{tmp_path / DB}")
+    assert study.trials == [], "refused before the first trial"
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)  # a CPU node: its ranks train on the CPU
+    code, out, err = cli(capsys, "study", "run", "w", "-n", "1", "--world-size", "2")
+    assert code == 0, err

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import pytest
 import torch
@@ -51,7 +52,8 @@ class FixedStream:
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module) -> dict[str, float]:
-        return {"val_loss": F.cross_entropy(model(self.x).float(), self.y).item()}
+        device = next(model.parameters()).device
+        return {"val_loss": F.cross_entropy(model(self.x.to(device)).float(), self.y.to(device)).item()}
 
 
 class _InfGrad(torch.autograd.Function):
@@ -272,3 +274,55 @@ def test_run_ends_with_its_planned_horizon():
     assert result.status == "finished" and result.steps == r.total_steps
     assert result.history[-1].step == r.total_steps
     assert result.history[-1].lr == pytest.approx(r.lr_per_step[-1])
+
+
+class _Pair(NamedTuple):
+    x: torch.Tensor
+    y: torch.Tensor
+
+
+class ShapedBatches(FixedStream):
+    """FixedStream whose batches come as a namedtuple, a dict, a list with a tag, or a bare pair."""
+
+    def __init__(self, shape: str):
+        super().__init__()
+        self.shape = shape
+        self.seen: set[str] = set()
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator:
+        for x, y in super().train_batches(micro_batch_size, rank, world_size, seed):
+            yield {
+                "namedtuple": _Pair(x, y),
+                "dict": {"x": x, "y": y, "tag": "digits"},
+                "list": [x, y, "tag"],
+                "tuple": (x, y),
+            }[self.shape]
+
+    def loss(self, model: nn.Module, batch) -> torch.Tensor:
+        device = next(model.parameters()).device
+        self.seen.add(type(batch).__name__)
+        if self.shape == "namedtuple":
+            x, y = batch.x, batch.y
+        elif self.shape == "dict":
+            assert batch["tag"] == "digits"  # what is not a tensor passes through as it was
+            x, y = batch["x"], batch["y"]
+        elif self.shape == "list":
+            assert batch[2] == "tag"
+            x, y = batch[0], batch[1]
+        else:
+            x, y = batch
+        assert x.device == device and y.device == device
+        return F.cross_entropy(model(x).float(), y)
+
+
+@pytest.mark.parametrize("shape", ["namedtuple", "dict", "list", "tuple"])
+def test_batches_reach_loss_on_the_models_device_in_their_own_shape(shape):
+    """The engine moves a batch's tensors to the model's device (on a GPU, a workload written on
+    a CPU would otherwise fail at its first step) and keeps the batch's type and its other items.
+    Here the device is the CPU: moving to CUDA is checked by benchmarks/gpu_check.py on a GPU."""
+    workload = ShapedBatches(shape)
+    reference = train(FixedStream(), recipe(), config(eval_every=128, max_cost=256))
+    result = train(workload, recipe(), config(eval_every=128, max_cost=256))
+    expected = {"namedtuple": "_Pair", "dict": "dict", "list": "list", "tuple": "tuple"}[shape]
+    assert workload.seen == {expected}
+    assert result.history[-1].metrics["val_loss"] == reference.history[-1].metrics["val_loss"]
