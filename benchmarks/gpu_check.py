@@ -15,12 +15,13 @@ What it checks, printing each line as it goes:
    scheduler, autocast and GradScaler then train a small model on ``cuda``; ``study run`` with
    more ranks than GPUs is refused in one line (exit 2) before any trial;
 6. a workload written on a CPU, whose ``loss`` does not move its batch, trains on ``cuda``: the
-   engine moves the batch's tensors to the model's device.
+   engine moves the batch's tensors to the model's device;
+7. the probes (LR range test, gradient noise scale) train on ``cuda`` too, as trials do.
 
 Run::
 
     python benchmarks/gpu_check.py             # exits 1 if a check fails, 0 with no GPU (skipped)
-    python benchmarks/gpu_check.py --rehearse  # checks 4-6 on the CPU, before a GPU is spent on them
+    python benchmarks/gpu_check.py --rehearse  # checks 4-7 on the CPU, before a GPU is spent on them
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from convtune.execution.launcher import ElasticExecutor, LaunchOptions
 from convtune.training.engine import EngineConfig, train
 from convtune.workloads import build_workload
 
-# ``--rehearse`` runs checks 4-6 on the CPU, so the script is known to work before a GPU
+# ``--rehearse`` runs checks 4-7 on the CPU, so the script is known to work before a GPU
 # machine's minutes are spent on it.
 DEVICE = "cpu" if "--rehearse" in sys.argv else "cuda"
 CONFIG = EngineConfig(eval_every=2048, cost="samples", max_cost=8192, seed=0)
@@ -74,6 +75,7 @@ def main() -> int:
         check_resume(build_workload("digits"))
         check_cli()
         check_batches_moved()
+        check_probes()
         print("rehearsal passed" if not failures else f"{len(failures)} check(s) failed: {failures}")
         return 1 if failures else 0
     if not torch.cuda.is_available():
@@ -126,6 +128,7 @@ def main() -> int:
     check_resume(workload)
     check_cli()
     check_batches_moved()
+    check_probes()
 
     print("all checks passed" if not failures else f"{len(failures)} check(s) failed: {failures}")
     return 1 if failures else 0
@@ -270,6 +273,24 @@ def check_batches_moved() -> None:
         f"a workload that leaves its batches on the CPU trains on {DEVICE}",
         result.samples == CONFIG.max_cost and math.isfinite(last.metrics["val_loss"]),
         f"val_loss {last.metrics['val_loss']:.4f}",
+    )
+
+
+def check_probes() -> None:
+    from convtune.training.probes import lr_range_test, noise_scale
+
+    workload = build_workload("digits")
+    if DEVICE == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    lr_range = lr_range_test(workload, recipe("bf16"), steps=60)
+    noise = noise_scale(workload, recipe("fp32"), repeats=8, n_boot=200)
+    used = torch.cuda.max_memory_allocated() if DEVICE == "cuda" else 1
+    check(
+        f"the LR range test and the noise scale probe run on {DEVICE}",
+        used > 0 and lr_range.steepest_lr > 0 and noise.b_simple > 0,
+        f"steepest LR {lr_range.steepest_lr:.3g}, suggested {lr_range.suggested_bounds[0]:.3g}-{lr_range.suggested_bounds[1]:.3g}, "
+        f"B_simple {noise.b_simple:.0f}"
+        + (f", {used / 2**20:.1f} MiB on the GPU" if DEVICE == "cuda" else ""),
     )
 
 

@@ -224,7 +224,7 @@ def _start(workload: Workload, recipe: Recipe, config: EngineConfig) -> _Run:
         )
     if config.threads:
         torch.set_num_threads(config.threads)
-    device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = default_device(config.device)
     if device.type == "cuda" and world_size > 1:
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
         torch.cuda.set_device(device)
@@ -283,6 +283,11 @@ def _resume(run: _Run, on_eval: Callable[[Progress], bool] | None) -> bool:
 
 
 _SKIPPED_FIRST_STEP = re.escape("Detected call of `lr_scheduler.step()` before `optimizer.step()`")
+
+
+def default_device(device: str | None = None) -> torch.device:
+    """``device`` when given, else the GPU where torch sees one, else the CPU."""
+    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
 
 
 def to_device(batch: Any, device: torch.device) -> Any:

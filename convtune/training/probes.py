@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from convtune.config.recipe import Recipe
+from convtune.training.engine import default_device, to_device
 from convtune.workloads import Workload
 
 
@@ -58,12 +59,14 @@ def _seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _step_loss(workload: Workload, model: torch.nn.Module, recipe: Recipe, batches: Any) -> torch.Tensor:
+def _step_loss(
+    workload: Workload, model: torch.nn.Module, recipe: Recipe, batches: Any, device: torch.device
+) -> torch.Tensor:
     """One optimizer step's loss and gradients (accumulated over the recipe's micro-steps)."""
-    total = torch.zeros(())
+    total = torch.zeros((), device=device)
     for _ in range(recipe.grad_accum_steps):
-        with recipe.autocast():
-            loss = workload.loss(model, next(batches)) / recipe.grad_accum_steps
+        with recipe.autocast(device.type):
+            loss = workload.loss(model, to_device(next(batches), device)) / recipe.grad_accum_steps
         loss.backward()
         total += loss.detach().float()
     return total
@@ -79,16 +82,19 @@ def lr_range_test(
     smoothing: float = 0.9,
     blowup: float = 4.0,
     seed: int = 0,
+    device: str | None = None,
 ) -> LRRangeResult:
     """Train from scratch with the LR growing from ``min_lr`` to ``max_lr`` over ``steps`` steps.
 
     Stops early once the smoothed loss exceeds ``blowup`` × its minimum (or is not finite).
     The steepest descent is sought before the loss minimum. Suggested ``peak_lr`` bounds: from
     a third of the steepest-descent LR to the larger of 3× it and a tenth of the min-loss LR
-    (Smith's rule of thumb), never above half the blow-up LR.
+    (Smith's rule of thumb), never above half the blow-up LR. It trains where trials train
+    (``device``, by default the GPU when torch sees one).
     """
     _seed(seed)
-    model = workload.build_model()
+    where = default_device(device)
+    model = workload.build_model().to(where)
     model.train()
     optimizer = recipe.optimizer(model)
     batches = workload.train_batches(recipe.micro_batch_size, 0, 1, seed)
@@ -99,7 +105,7 @@ def lr_range_test(
         lr = min_lr * factor**k
         for group in optimizer.param_groups:
             group["lr"] = lr
-        loss = float(_step_loss(workload, model, recipe, batches))
+        loss = float(_step_loss(workload, model, recipe, batches, where))
         if recipe.clip_norm is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.clip_norm)
         optimizer.step()
@@ -152,9 +158,9 @@ class NoiseScaleResult:
         return asdict(self)
 
 
-def _grad_sq_norm(workload: Workload, model: torch.nn.Module, batch: Any) -> float:
+def _grad_sq_norm(workload: Workload, model: torch.nn.Module, batch: Any, device: torch.device) -> float:
     model.zero_grad(set_to_none=True)
-    workload.loss(model, batch).backward()
+    workload.loss(model, to_device(batch, device)).backward()
     return float(sum((p.grad.detach().float() ** 2).sum() for p in model.parameters() if p.grad is not None))
 
 
@@ -169,6 +175,7 @@ def noise_scale(
     level: float = 0.9,
     n_boot: int = 1000,
     seed: int = 0,
+    device: str | None = None,
 ) -> NoiseScaleResult:
     """Measure ``B_simple`` after ``warmup_steps`` of training with ``recipe`` (in fp32).
 
@@ -177,11 +184,12 @@ def noise_scale(
     (``S = S_min(1 + B_noise/B)``, ``E = E_min(1 + B/B_noise)``), with ``B_noise ≈ B_simple``.
     """
     _seed(seed)
+    where = default_device(device)
     b_small = b_small or recipe.micro_batch_size
     b_big = b_big or 8 * b_small
     if b_big <= b_small:
         raise ValueError(f"b_big ({b_big}) must exceed b_small ({b_small})")
-    model = workload.build_model()
+    model = workload.build_model().to(where)
     model.train()
     if warmup_steps:
         optimizer = recipe.optimizer(model)
@@ -190,13 +198,13 @@ def noise_scale(
             lr = recipe.peak_lr * min(1.0, (step + 1) / max(1, recipe.warmup_steps or 1))
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            _step_loss(workload, model, recipe.model_copy(update={"precision": "fp32"}), batches)
+            _step_loss(workload, model, recipe.model_copy(update={"precision": "fp32"}), batches, where)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
     small = workload.train_batches(b_small, 0, 1, seed + 101)
     big = workload.train_batches(b_big, 0, 1, seed + 202)
-    g_small = np.array([_grad_sq_norm(workload, model, next(small)) for _ in range(repeats)])
-    g_big = np.array([_grad_sq_norm(workload, model, next(big)) for _ in range(repeats)])
+    g_small = np.array([_grad_sq_norm(workload, model, next(small), where) for _ in range(repeats)])
+    g_big = np.array([_grad_sq_norm(workload, model, next(big), where) for _ in range(repeats)])
     model.zero_grad(set_to_none=True)
 
     def estimate(gs: np.ndarray, gb: np.ndarray) -> tuple[float, float, float]:

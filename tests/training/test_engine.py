@@ -113,7 +113,7 @@ def test_accumulation_matches_one_big_batch(optimizer):
         assert r.effective_batch_size == 32
         result = train(workload, r, config(max_cost=320, eval_every=10_000))
         assert result.status == "budget" and result.steps == 10 and result.samples == 320
-        states.append({k: v.clone() for k, v in workload.model.state_dict().items()})
+        states.append({k: v.detach().cpu().clone() for k, v in workload.model.state_dict().items()})
     reference = states[1]
     torch.manual_seed(0)
     initial = FixedStream().build_model().state_dict()
