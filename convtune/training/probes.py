@@ -60,14 +60,20 @@ def _seed(seed: int) -> None:
 
 
 def _step_loss(
-    workload: Workload, model: torch.nn.Module, recipe: Recipe, batches: Any, device: torch.device
+    workload: Workload,
+    model: torch.nn.Module,
+    recipe: Recipe,
+    batches: Any,
+    device: torch.device,
+    scaler: torch.amp.GradScaler | None = None,
 ) -> torch.Tensor:
-    """One optimizer step's loss and gradients (accumulated over the recipe's micro-steps)."""
+    """One optimizer step's loss and gradients (accumulated over the recipe's micro-steps),
+    scaled by ``scaler`` when given (fp16: unscaled gradients underflow, as in a trial)."""
     total = torch.zeros((), device=device)
     for _ in range(recipe.grad_accum_steps):
         with recipe.autocast(device.type):
             loss = workload.loss(model, to_device(next(batches), device)) / recipe.grad_accum_steps
-        loss.backward()
+        (scaler.scale(loss) if scaler is not None else loss).backward()
         total += loss.detach().float()
     return total
 
@@ -97,6 +103,7 @@ def lr_range_test(
     model = workload.build_model().to(where)
     model.train()
     optimizer = recipe.optimizer(model)
+    scaler = recipe.grad_scaler(where.type)
     batches = workload.train_batches(recipe.micro_batch_size, 0, 1, seed)
     factor = (max_lr / min_lr) ** (1 / max(1, steps - 1))
     lrs, smoothed = [], []
@@ -105,10 +112,12 @@ def lr_range_test(
         lr = min_lr * factor**k
         for group in optimizer.param_groups:
             group["lr"] = lr
-        loss = float(_step_loss(workload, model, recipe, batches, where))
+        loss = float(_step_loss(workload, model, recipe, batches, where, scaler))
         if recipe.clip_norm is not None:
+            scaler.unscale_(optimizer)
             torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.clip_norm)
-        optimizer.step()
+        scaler.step(optimizer)
+        scaler.update()
         optimizer.zero_grad(set_to_none=True)
         if not math.isfinite(loss):
             blown = lr

@@ -114,3 +114,22 @@ def test_narrowing_the_lr_of_an_optimizer_with_its_own_range_leaves_the_others()
     assert adamw["optimizer"] == raw["optimizer"]
     for space in (lion, adamw):
         SearchSpace.from_dict(space)
+
+
+def test_an_fp16_lr_range_test_scales_its_loss_as_a_trial_does(digits) -> None:  # type: ignore[no-untyped-def]
+    """An fp16 recipe's probe steps through a GradScaler (on a GPU, unscaled fp16 gradients
+    underflow); on this CPU fp16 autocast is only emulated, so the fp16 sweep must agree with the
+    fp32 one: the same steepest LR within a factor of two, and the same blow-up verdict. Both clip
+    (the scaler unscales the gradients before they are clipped)."""
+    fp32 = lr_range_test(
+        digits, recipe().model_copy(update={"clip_norm": 1.0}), min_lr=1e-4, max_lr=1.0, steps=40
+    )
+    fp16 = lr_range_test(
+        digits,
+        recipe().model_copy(update={"precision": "fp16", "clip_norm": 1.0}),
+        min_lr=1e-4,
+        max_lr=1.0,
+        steps=40,
+    )
+    assert 0.5 <= fp16.steepest_lr / fp32.steepest_lr <= 2.0, (fp16.steepest_lr, fp32.steepest_lr)
+    assert (fp16.blowup_lr is None) == (fp32.blowup_lr is None)
