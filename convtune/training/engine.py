@@ -232,6 +232,7 @@ def _start(workload: Workload, recipe: Recipe, config: EngineConfig) -> _Run:
     _reset_peak_memory(device)
 
     model = workload.build_model().to(device)
+    model.train()
     trained = model
     if world_size > 1:
         trained = torch.nn.parallel.DistributedDataParallel(
@@ -317,8 +318,9 @@ def _train_step(run: _Run) -> str:
     """One optimizer step over ``grad_accum_steps`` micro-batches; returns why it diverged, or ""."""
     recipe, config, scaler = run.recipe, run.config, run.scaler
     started = time.perf_counter()
-    run.model.train()
-    step_loss = torch.zeros((), device=run.device)
+    # Per step, work outside the model is launch overhead on a GPU: no zeros tensor to sum into,
+    # no division by one, and no model.train() (set once, and again after each evaluation).
+    step_loss: torch.Tensor | None = None
     for micro_step in range(recipe.grad_accum_steps):
         fetch_started = time.perf_counter()
         batch = to_device(next(run.batches), run.device)
@@ -328,9 +330,12 @@ def _train_step(run: _Run) -> str:
         sync = contextlib.nullcontext() if last or run.world_size == 1 else run.trained.no_sync()
         with sync:
             with run.autocast:
-                loss = run.workload.loss(run.trained, batch) / recipe.grad_accum_steps
+                loss = run.workload.loss(run.trained, batch)
+                if recipe.grad_accum_steps > 1:
+                    loss = loss / recipe.grad_accum_steps
             scaler.scale(loss).backward()
-        step_loss += loss.detach().float()
+        detached = loss.detach().float()
+        step_loss = detached if step_loss is None else step_loss + detached
     if recipe.clip_norm is not None:
         scaler.unscale_(run.optimizer)
         torch.nn.utils.clip_grad_norm_(run.model.parameters(), recipe.clip_norm)
@@ -351,6 +356,7 @@ def _train_step(run: _Run) -> str:
         else:
             run.scheduler.step()
 
+    assert step_loss is not None  # grad_accum_steps >= 1
     loss_value = step_loss.item()  # one sync per optimizer step, needed to catch divergence
     run.train_clock += time.perf_counter() - started
     run.loss_sum += loss_value
