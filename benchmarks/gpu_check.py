@@ -22,6 +22,13 @@ Run::
 
     python benchmarks/gpu_check.py             # exits 1 if a check fails, 0 with no GPU (skipped)
     python benchmarks/gpu_check.py --rehearse  # checks 4-7 on the CPU, before a GPU is spent on them
+
+On a GPU machine whose Python has its own CUDA build of torch, install convtune's other
+dependencies beside it without touching torch (``pip install --no-deps optuna optuna-dashboard
+pytorch_optimizer pydantic pydantic_core annotated-types typing-inspection alembic sqlalchemy mako
+colorlog bottle``; typer, rich, PyYAML, scikit-learn, scipy and matplotlib are usually there) and
+run with the repository on ``PYTHONPATH``. Then ``python benchmarks/loop_overhead.py`` measures the
+engine's per-step overhead there.
 """
 
 from __future__ import annotations
