@@ -296,7 +296,8 @@ def to_device(batch: Any, device: torch.device) -> Any:
 
     A workload written and tested on a CPU yields CPU tensors; on a GPU its ``loss`` would then
     fail on the first step unless it moved them itself. Other objects pass through unchanged
-    (the workload's ``loss`` moves them), and a tensor already there is not copied.
+    (the workload's ``loss`` moves them), and a tensor already there is not copied. The copy is
+    a blocking one: a workload may refill the buffer a batch came from as soon as it is yielded.
 
     >>> import torch
     >>> x, y = to_device((torch.zeros(2), {"y": torch.ones(2)}), torch.device("cpu"))
@@ -304,7 +305,7 @@ def to_device(batch: Any, device: torch.device) -> Any:
     ('cpu', 'cpu')
     """
     if isinstance(batch, torch.Tensor):
-        return batch.to(device, non_blocking=True)
+        return batch.to(device)
     if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a namedtuple
         return type(batch)(*(to_device(item, device) for item in batch))
     if isinstance(batch, (tuple, list)):
