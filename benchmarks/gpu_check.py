@@ -28,7 +28,9 @@ dependencies beside it without touching torch (``pip install --no-deps optuna op
 pytorch_optimizer pydantic pydantic_core annotated-types typing-inspection alembic sqlalchemy mako
 colorlog bottle``; typer, rich, PyYAML, scikit-learn, scipy and matplotlib are usually there) and
 run with the repository on ``PYTHONPATH``. Then ``python benchmarks/loop_overhead.py`` measures the
-engine's per-step overhead there.
+engine's per-step overhead there. ``bash benchmarks/gpu_session.sh [WHEEL_DIR] [LOG_DIR]`` does all
+of it in one call (each step under a time limit), with the engine, probe and integration tests run
+on the GPU.
 """
 
 from __future__ import annotations
@@ -203,11 +205,12 @@ def check_cli() -> None:
         cli("study", "export", "gpu", "--format", "python", "-o", str(root / "best_recipe.py"))
         print(f"CLI study of 4 trials: {time.perf_counter() - started:.1f} s", flush=True)
         if DEVICE == "cuda":
-            too_many = str(torch.cuda.device_count() + 1)
+            gpus = torch.cuda.device_count()
+            too_many = str(gpus + 1)
             refused = cli("study", "run", "gpu", "--n-trials", "1", "--world-size", too_many, expect=2)
             lines = refused.stderr.strip().splitlines()
             check(
-                f"world_size {too_many} on {too_many} - 1 GPUs: one line naming world_size",
+                f"world_size {too_many} on {gpus} GPU(s) refused in one line naming world_size",
                 len(lines) == 1 and "world_size" in lines[0] and "Traceback" not in refused.stderr,
                 refused.stderr.strip()[:300],
             )
