@@ -492,7 +492,7 @@ def study_follow(
     finishes the study.
     """
     from convtune.execution.follow import follow, follow_scripts
-    from convtune.execution.launcher import LaunchOptions, check_nodes
+    from convtune.execution.launcher import LaunchOptions, check_gpus, check_nodes
     from convtune.study import open_study
 
     _, spec = open_study(name, storage)
@@ -500,6 +500,7 @@ def study_follow(
         nnodes=nnodes, rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id, collective_timeout=collective_timeout
     )
     check_nodes(spec, options)
+    check_gpus(spec.model_copy(update={"world_size": world_size or spec.world_size}), options)
     if isinstance(spec.workload, dict):  # a script: launched here for every trial, with its recipe
         trials = follow_scripts(
             spec,

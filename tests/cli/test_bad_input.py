@@ -847,6 +847,21 @@ def test_more_ranks_than_gpus_is_refused_in_one_line_before_any_trial(
     assert "world_size" in lines[0] and "1 GPU" in lines[0] and "world_size 1 or fewer" in lines[0], lines[0]
     study = optuna.load_study(study_name="w", storage=f"sqlite:///{tmp_path / DB}")
     assert study.trials == [], "refused before the first trial"
+    # A node that follows a two-node study checks its own share (2 of 4 ranks) the same way.
+    code, out, err = cli(
+        capsys,
+        "study",
+        "follow",
+        "w",
+        "--nnodes",
+        "2",
+        "--rdzv-endpoint",
+        "127.0.0.1:29599",
+        "--world-size",
+        "4",
+    )
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "2 ranks on each of 2 nodes on 1 GPU" in lines[0], err
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)  # a CPU node: its ranks train on the CPU
     code, out, err = cli(capsys, "study", "run", "w", "-n", "1", "--world-size", "2")
     assert code == 0, err
