@@ -14,7 +14,7 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -292,7 +292,8 @@ def default_device(device: str | None = None) -> torch.device:
 
 
 def to_device(batch: Any, device: torch.device) -> Any:
-    """``batch`` with its tensors on ``device``: a tensor, or tuples, lists and dicts of them.
+    """``batch`` with its tensors on ``device``: a tensor, or tuples, lists and dicts of them, or
+    a mapping with its own ``to`` (Hugging Face's ``BatchEncoding``).
 
     A workload written and tested on a CPU yields CPU tensors; on a GPU its ``loss`` would then
     fail on the first step unless it moved them itself. Other objects pass through unchanged
@@ -312,6 +313,8 @@ def to_device(batch: Any, device: torch.device) -> Any:
         return type(batch)(to_device(item, device) for item in batch)
     if type(batch) is dict:
         return {key: to_device(value, device) for key, value in batch.items()}
+    if isinstance(batch, Mapping) and callable(getattr(batch, "to", None)):
+        return batch.to(device)  # e.g. a tokenizer's BatchEncoding, which moves its own tensors
     return batch
 
 

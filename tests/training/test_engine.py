@@ -291,6 +291,11 @@ class ShapedBatches(FixedStream):
 
     def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator:
         for x, y in super().train_batches(micro_batch_size, rank, world_size, seed):
+            if self.shape == "batch_encoding":
+                from transformers import BatchEncoding
+
+                yield BatchEncoding({"x": x, "y": y})
+                continue
             yield {
                 "namedtuple": _Pair(x, y),
                 "dict": {"x": x, "y": y, "tag": "digits"},
@@ -303,6 +308,8 @@ class ShapedBatches(FixedStream):
         self.seen.add(type(batch).__name__)
         if self.shape == "namedtuple":
             x, y = batch.x, batch.y
+        elif self.shape == "batch_encoding":
+            x, y = batch["x"], batch["y"]
         elif self.shape == "dict":
             assert batch["tag"] == "digits"  # what is not a tensor passes through as it was
             x, y = batch["x"], batch["y"]
@@ -315,14 +322,22 @@ class ShapedBatches(FixedStream):
         return F.cross_entropy(model(x).float(), y)
 
 
-@pytest.mark.parametrize("shape", ["namedtuple", "dict", "list", "tuple"])
+@pytest.mark.parametrize("shape", ["namedtuple", "dict", "list", "tuple", "batch_encoding"])
 def test_batches_reach_loss_on_the_models_device_in_their_own_shape(shape):
     """The engine moves a batch's tensors to the model's device (on a GPU, a workload written on
     a CPU would otherwise fail at its first step) and keeps the batch's type and its other items.
     Here the device is the CPU: moving to CUDA is checked by benchmarks/gpu_check.py on a GPU."""
+    if shape == "batch_encoding":
+        pytest.importorskip("transformers", reason="the hf extra (pip install convtune[hf]) is not installed")
     workload = ShapedBatches(shape)
     reference = train(FixedStream(), recipe(), config(eval_every=128, max_cost=256))
     result = train(workload, recipe(), config(eval_every=128, max_cost=256))
-    expected = {"namedtuple": "_Pair", "dict": "dict", "list": "list", "tuple": "tuple"}[shape]
+    expected = {
+        "namedtuple": "_Pair",
+        "dict": "dict",
+        "list": "list",
+        "tuple": "tuple",
+        "batch_encoding": "BatchEncoding",
+    }[shape]
     assert workload.seen == {expected}
     assert result.history[-1].metrics["val_loss"] == reference.history[-1].metrics["val_loss"]
