@@ -37,7 +37,8 @@ class Workload(Protocol):
       ``rank``), so a trial is reproducible.
     - ``loss(model, batch)``: a scalar tensor, the mean over the micro-batch. convtune has
       already moved the batch's tensors to the model's device (a tensor, or tuples, lists and
-      dicts of them); move anything else here. ``model`` may be wrapped in DDP: call it, do not
+      dicts of them, or a mapping with its own ``to`` such as a ``BatchEncoding``); move
+      anything else here. ``model`` may be wrapped in DDP: call it, do not
       reach inside.
     - ``evaluate(model)``: metrics as plain floats, one of them the target's (``val_loss``,
       ``accuracy``, ...). It runs on rank 0 only, under ``torch.no_grad()`` in eval mode, at
