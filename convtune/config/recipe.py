@@ -36,6 +36,12 @@ _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 DERIVED_KEYS = ("effective_batch_size", "total_steps")
 
 
+def default_device_type(device_type: str | None = None) -> str:
+    """``device_type`` when given, else ``cuda`` where torch sees a GPU, else ``cpu``: where
+    trials, probes and a recipe's autocast and GradScaler run unless told otherwise."""
+    return device_type or ("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def _fill(kind: str, name: str, registry: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
     if name not in registry:
         raise ValueError(f"unknown {kind} {name!r}; choose one of {sorted(registry)}")
@@ -145,15 +151,13 @@ class Recipe(BaseModel):
 
     def autocast(self, device_type: str | None = None) -> contextlib.AbstractContextManager[Any]:
         """The autocast context for the forward pass (a no-op context for fp32)."""
-        device_type = device_type or ("cuda" if torch.cuda.is_available() else "cpu")
         if self.precision == "fp32":
             return contextlib.nullcontext()
-        return torch.autocast(device_type=device_type, dtype=_DTYPES[self.precision])
+        return torch.autocast(device_type=default_device_type(device_type), dtype=_DTYPES[self.precision])
 
     def grad_scaler(self, device_type: str | None = None) -> torch.amp.GradScaler:
         """Dynamic loss scaling for fp16; a disabled (pass-through) scaler otherwise."""
-        device_type = device_type or ("cuda" if torch.cuda.is_available() else "cpu")
-        return torch.amp.GradScaler(device_type, enabled=self.precision == "fp16")
+        return torch.amp.GradScaler(default_device_type(device_type), enabled=self.precision == "fp16")
 
     def clip(self, model_or_params: torch.nn.Module | Iterable[torch.Tensor]) -> float | None:
         """Clip gradients to ``clip_norm`` (call ``scaler.unscale_(opt)`` first under fp16).

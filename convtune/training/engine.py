@@ -21,7 +21,7 @@ from typing import Any, Literal
 import torch
 import torch.distributed as dist
 
-from convtune.config.recipe import Recipe
+from convtune.config.recipe import Recipe, default_device_type
 from convtune.training.memory import peak_rss_bytes, reset_peak_rss
 from convtune.training.stops import StopRules
 from convtune.workloads import Workload, checked_metrics
@@ -288,7 +288,7 @@ _SKIPPED_FIRST_STEP = re.escape("Detected call of `lr_scheduler.step()` before `
 
 def default_device(device: str | None = None) -> torch.device:
     """``device`` when given, else the GPU where torch sees one, else the CPU."""
-    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    return torch.device(default_device_type(device))
 
 
 def to_device(batch: Any, device: torch.device) -> Any:
