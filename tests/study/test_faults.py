@@ -88,15 +88,37 @@ def _assert_whole_curves(trials: list[optuna.trial.FrozenTrial]) -> None:
             assert sorted(t.intermediate_values) == TrialRecord.of(t).attrs["curve"]["samples"], t.number
 
 
+# The trial to be killed holds still for its killer: the first trial to pass its second evaluation
+# (in any worker) claims the marker file, writes its worker's pid there and sleeps until the kill.
+# Polling the storage for a running trial instead raced the trials themselves: under CI load all
+# five finished between two polls, and no trial was killed.
+HOLD_FOR_THE_KILLER = """
+    if model is not getattr(self, "trial_model", None):  # a new trial: count its own steps
+        self.trial_model, self.trial_steps = model, 0
+    self.trial_steps += 1
+    if self.trial_steps == 40:  # after the reports at steps 16 and 32 (512 samples each)
+        with contextlib.suppress(FileExistsError):
+            claim = os.open(os.environ["CONVTUNE_TEST_KILL_MARKER"], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            os.write(claim, str(os.getpid()).encode())
+            os.close(claim)
+            time.sleep(120)  # killed long before this ends
+"""
+
+
 @pytest.mark.parametrize("backend", ["journal", "postgresql"])
-def test_sigkilled_worker_trial_fails_and_is_retried(backend: str, tmp_path: Path) -> None:
+def test_sigkilled_worker_trial_fails_and_is_retried(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     name = services.tag("kill")
     url = f"journal://{tmp_path / 'kill.log'}" if backend == "journal" else services.postgres_url()
     checkpoints = tmp_path / "ckpt"
-    # Journal trials also checkpoint: the retry resumes where the killed trial left off. No
-    # pruning: a trial stopped between the killer's read and its kill would end COMPLETE and the
-    # kill would land on the worker's next trial (seen in CI once stops came earlier).
-    unpruned = {"pruner": "none"}
+    marker = tmp_path / "held-by"
+    monkeypatch.setenv("CONVTUNE_TEST_KILL_MARKER", str(marker))  # the workers inherit it
+    workload = services.digits_with_a_fault(
+        tmp_path, HOLD_FOR_THE_KILLER, imports="import contextlib\nimport os\nimport time"
+    )
+    # Journal trials also checkpoint: the retry resumes where the killed trial left off.
+    unpruned = {"pruner": "none", **workload}
     create_study(
         name,
         spec(checkpoint_dir=str(checkpoints), **unpruned) if backend == "journal" else spec(**unpruned),
@@ -104,35 +126,44 @@ def test_sigkilled_worker_trial_fails_and_is_retried(backend: str, tmp_path: Pat
     )
     killed: list[int] = []
     killed_by: list[str] = []
+    errors: list[BaseException] = []
+
+    def held_trial() -> optuna.trial.FrozenTrial | None:
+        if not marker.exists() or not (pid := marker.read_text()):
+            return None
+        study = optuna.load_study(study_name=name, storage=open_storage(url))
+        for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            if trial.user_attrs.get(WORKER_ATTR, "").endswith(f":{pid}"):
+                return trial
+        return None
 
     def killer() -> None:
-        # Unfinished: the kill lands a few ms after this read, and a trial read at its last
-        # report (at the cap, or at the target) could finish first, leaving the kill to the
-        # worker's next trial (a flaky "killed trial is COMPLETE" on PostgreSQL under CI load).
-        # One with training left cannot finish in those ms.
-        trial = _wait_for(lambda: _running_with_reports(url, name, unfinished=True), 120, "a running trial")
-        assert isinstance(trial, optuna.trial.FrozenTrial)
-        pid = int(trial.user_attrs[WORKER_ATTR].rsplit(":", 1)[1])
-        killed.append(trial.number)
-        killed_by.append(trial.user_attrs[WORKER_ATTR])
-        os.kill(pid, signal.SIGKILL)
+        try:
+            trial = _wait_for(held_trial, 120, "a trial held for the kill")
+            assert isinstance(trial, optuna.trial.FrozenTrial)
+            killed.append(trial.number)
+            killed_by.append(trial.user_attrs[WORKER_ATTR])
+            os.kill(int(marker.read_text()), signal.SIGKILL)
+        except BaseException as error:  # reported by the test, not lost in a thread
+            errors.append(error)
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
     try:
         report = run_workers(name, workers=2, n_trials=5, timeout=None, storage=url)
         thread.join(timeout=5)
+        assert not errors, errors
         assert killed, "no trial was killed"
         assert report.restarts == 1 and report.exit_status == 0
         study, _ = open_study(name, url)
         trials = study.trials
-        # The one failed trial is the one the kill landed on: the trial the killer read, or, if
-        # that one finished in the moment between the read and the signal, the worker's next.
+        # The one failed trial is the one the kill landed on: it was held still for it.
         failed = [t for t in trials if t.state == TrialState.FAIL]
         assert len(failed) == 1, [(t.number, t.state.name) for t in trials]
         lost = failed[0]
-        assert lost.number >= killed[0]
-        assert lost.user_attrs.get(WORKER_ATTR, killed_by[0]) == killed_by[0]
+        assert lost.number == killed[0]
+        assert lost.user_attrs[WORKER_ATTR] == killed_by[0]
+        assert len(lost.intermediate_values) == 2, "killed between its second and third evaluation"
         retries = [
             t for t in trials if RetryHeartbeatStaleTrialCallback.retried_trial_number(t) == lost.number
         ]
