@@ -16,12 +16,15 @@ What it checks, printing each line as it goes:
    more ranks than GPUs is refused in one line (exit 2) before any trial;
 6. a workload written on a CPU, whose ``loss`` does not move its batch, trains on ``cuda``: the
    engine moves the batch's tensors to the model's device;
-7. the probes (LR range test, gradient noise scale) train on ``cuda`` too, as trials do.
+7. the probes (LR range test, gradient noise scale) train on ``cuda`` too, as trials do;
+8. ``max_memory_mb`` caps the GPU's memory, the figure a trial reports as ``peak_memory_mb``: a
+   cap below this process's resident memory (a CUDA process holds a GB or more of host memory)
+   but above the trial's GPU memory lets it train; a cap below its GPU memory ends it ``oom``.
 
 Run::
 
     python benchmarks/gpu_check.py             # exits 1 if a check fails, 0 with no GPU (skipped)
-    python benchmarks/gpu_check.py --rehearse  # checks 4-7 on the CPU, before a GPU is spent on them
+    python benchmarks/gpu_check.py --rehearse  # checks 4-8 on the CPU, before a GPU is spent on them
 
 On a GPU machine whose Python has its own CUDA build of torch, install convtune's other
 dependencies beside it without touching torch (``pip install --no-deps optuna optuna-dashboard
@@ -54,7 +57,7 @@ from convtune.execution.launcher import ElasticExecutor, LaunchOptions
 from convtune.training.engine import EngineConfig, train
 from convtune.workloads import build_workload
 
-# ``--rehearse`` runs checks 4-7 on the CPU, so the script is known to work before a GPU
+# ``--rehearse`` runs checks 4-8 on the CPU, so the script is known to work before a GPU
 # machine's minutes are spent on it.
 DEVICE = "cpu" if "--rehearse" in sys.argv else "cuda"
 CONFIG = EngineConfig(eval_every=2048, cost="samples", max_cost=8192, seed=0)
@@ -85,6 +88,7 @@ def main() -> int:
         check_cli()
         check_batches_moved()
         check_probes()
+        check_memory_cap()
         print("rehearsal passed" if not failures else f"{len(failures)} check(s) failed: {failures}")
         return 1 if failures else 0
     if not torch.cuda.is_available():
@@ -138,6 +142,7 @@ def main() -> int:
     check_cli()
     check_batches_moved()
     check_probes()
+    check_memory_cap()
 
     print("all checks passed" if not failures else f"{len(failures)} check(s) failed: {failures}")
     return 1 if failures else 0
@@ -301,6 +306,47 @@ def check_probes() -> None:
         f"steepest LR {lr_range.steepest_lr:.3g}, suggested {lr_range.suggested_bounds[0]:.3g}-{lr_range.suggested_bounds[1]:.3g}, "
         f"B_simple {noise.b_simple:.0f}"
         + (f", {used / 2**20:.1f} MiB on the GPU" if DEVICE == "cuda" else ""),
+    )
+
+
+def check_memory_cap() -> None:
+    import optuna
+
+    from convtune.study import create_study, run_study
+    from convtune.training.memory import peak_rss_bytes
+
+    def capped(cap_mb: float) -> dict[str, Any]:
+        with tempfile.TemporaryDirectory() as directory:
+            storage = f"sqlite:///{Path(directory) / 'cap.db'}"
+            capped_spec = StudySpec.from_dict(
+                {"workload": "digits", "space": {"peak_lr": 3e-3, "micro_batch_size": 64, "horizon_samples": 8192},
+                 "target": "accuracy>=0.99", "cost": "samples", "max_cost": 4096,
+                 "eval_every": {"samples": 2048}, "max_memory_mb": cap_mb, "pruner": "none"}
+            )  # fmt: skip
+            create_study("cap", capped_spec, storage)
+            run_study("cap", n_trials=1, storage=storage, executor="inprocess")
+            return dict(optuna.load_study(study_name="cap", storage=storage).trials[0].user_attrs)
+
+    host_mb = peak_rss_bytes() / 2**20
+    if DEVICE == "cuda":
+        under_host = capped(host_mb / 2)  # far above digits' GPU memory, below the host's
+        check(
+            f"max_memory_mb={host_mb / 2:.0f} (half this process's {host_mb:.0f} MB resident) lets a trial train on cuda",
+            under_host["status"] != "oom" and under_host["peak_memory_mb"] < host_mb / 2,
+            f"status {under_host['status']}, peak_memory_mb {under_host['peak_memory_mb']} (GPU)",
+        )
+    else:
+        roomy = capped(host_mb * 4)
+        check(
+            "a cap above the trial's memory lets it train",
+            roomy["status"] != "oom",
+            f"status {roomy['status']}",
+        )
+    tight = capped(0.5)
+    check(
+        f"a cap below the trial's memory on {DEVICE} ends it oom",
+        tight["status"] == "oom" and "over max_memory_mb" in str(tight.get("reason")),
+        f"status {tight['status']}, reason {tight.get('reason')}",
     )
 
 

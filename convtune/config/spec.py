@@ -64,8 +64,9 @@ class StudySpec(BaseModel):
     # numpy's and Optuna's samplers take seeds in [0, 2**32).
     seed: int = Field(default=0, ge=0, lt=2**32)
     max_skipped_steps: int = Field(default=8, gt=0)
-    # Optional per-trial memory cap (MB of peak resident memory, checked at every evaluation of
-    # in-process trials): a trial over it ends infeasible with status "oom", like a CUDA OOM.
+    # Optional per-trial memory cap in MB, checked at every evaluation against the peak the trial
+    # reports as peak_memory_mb (on a GPU the GPU's, from torch's allocator; else the peak
+    # resident set of its busiest rank): a trial over it ends infeasible ("oom"), like a CUDA OOM.
     max_memory_mb: float | None = Field(default=None, gt=0)
     # Where trials checkpoint at every evaluation (a directory every worker shares): a trial whose
     # worker died is retried from its last checkpoint instead of from scratch. None: no checkpoints.

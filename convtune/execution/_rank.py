@@ -26,8 +26,8 @@ import torch.distributed as dist
 
 from convtune.config.recipe import Recipe
 from convtune.execution.channel import ChannelClient, describe_exception
-from convtune.training.engine import EngineConfig, Progress, train
-from convtune.training.memory import peak_rss_mb
+from convtune.training.engine import EngineConfig, Progress, default_device, train
+from convtune.training.memory import peak_memory_mb
 from convtune.workloads import Workload, build_workload
 
 
@@ -127,9 +127,11 @@ def _run_trial(
         # Rank 0 reports; every rank then reads the worker's decision for this evaluation, so all
         # ranks leave the loop at the same step. Rank 0's record carries the highest peak resident
         # memory of all ranks (every rank evaluates at the same step: the collective is safe).
-        peak = _max_over_ranks(peak_rss_mb())
+        peak = _max_over_ranks(peak_memory_mb(default_device(config.device)))
         if rank == 0:
-            client.send({"type": "progress", "trial": trial, "record": record.to_dict(), "peak_rss_mb": peak})
+            client.send(
+                {"type": "progress", "trial": trial, "record": record.to_dict(), "peak_memory_mb": peak}
+            )
         while True:
             reply = client.recv()
             if reply is None or reply["type"] == "close":

@@ -249,7 +249,7 @@ class LaunchedExecutor(abc.ABC):
         check_gpus(spec, self.options)
         self.launches = 0
         self.last_timing: dict[str, float] = {}
-        self.last_peak_rss_mb = 0.0
+        self.last_peak_memory_mb = 0.0
         self._server: ChannelServer | None = None
         self._token = _channel_token(self.options)
         self._trial = 0
@@ -260,7 +260,7 @@ class LaunchedExecutor(abc.ABC):
         local_ranks = nproc_per_node(recipe.world_size, self.options.nnodes)
         threads = default_threads(local_ranks, self.options.local_workers)
         config = dataclasses.replace(config, threads=threads)
-        self.last_peak_rss_mb = 0.0
+        self.last_peak_memory_mb = 0.0
         try:
             return self._run_trial(recipe, config, on_eval)
         except KeyboardInterrupt:
@@ -277,9 +277,9 @@ class LaunchedExecutor(abc.ABC):
     def _abort(self) -> None:  # noqa: B027 - optional hook: an executor with nothing running keeps it
         """Stop whatever this executor launched, now."""
 
-    def peak_rss_mb(self) -> float:
+    def peak_memory_mb(self) -> float:
         """The highest peak resident memory of any rank in this trial so far (from the ranks' reports)."""
-        return self.last_peak_rss_mb
+        return self.last_peak_memory_mb
 
     @property
     def server(self) -> ChannelServer:

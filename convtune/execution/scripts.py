@@ -281,7 +281,7 @@ class ScriptExecutor(LaunchedExecutor):
             if event.conn not in state.conns:
                 continue
             # Each rank's peak resident memory comes with its reports (for max_memory_mb).
-            self.last_peak_rss_mb = max(self.last_peak_rss_mb, float(msg.get("peak_rss_mb") or 0.0))
+            self.last_peak_memory_mb = max(self.last_peak_memory_mb, float(msg.get("peak_memory_mb") or 0.0))
             if msg["type"] == "error":
                 # When it arrived (not the rank's clock): compared with when the stop was acknowledged.
                 state.failures.append(_Failure(event.time, str(msg["error"])))

@@ -50,7 +50,7 @@ from typing import Any
 from convtune.config.recipe import Recipe, load_recipe
 from convtune.errors import ConfigError
 from convtune.execution.channel import ChannelClient, describe_exception
-from convtune.training.memory import peak_rss_mb
+from convtune.training.memory import peak_memory_mb
 
 _client: ChannelClient | None = None
 _started: float | None = None
@@ -118,15 +118,15 @@ def report(*, step: int, samples: int, metrics: dict[str, float], seconds: float
     elapsed = seconds if seconds is not None else time.perf_counter() - _started
     trial = os.environ.get("CONVTUNE_TRIAL")
     # Each trial is a fresh launch of the script: the process's peak is the trial's.
-    peak = peak_rss_mb()
+    peak = peak_memory_mb()  # the GPU's if the script started CUDA, else its resident set
     if _rank() == 0:
         # Sent as reported: the worker checks them (a non-number, or no target metric, ends the
         # study in one line there, instead of a crash of this script in every trial).
         clean = _plain_metrics(metrics)
         record = {"step": int(step), "samples": int(samples), "seconds": float(elapsed), "metrics": clean}
-        client.send({"type": "progress", "trial": trial, "record": record, "peak_rss_mb": peak})
+        client.send({"type": "progress", "trial": trial, "record": record, "peak_memory_mb": peak})
     else:
-        client.send({"type": "memory", "trial": trial, "peak_rss_mb": peak})
+        client.send({"type": "memory", "trial": trial, "peak_memory_mb": peak})
     index = _reports
     _reports += 1
     while True:

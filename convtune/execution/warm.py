@@ -232,7 +232,7 @@ class WarmRankExecutor(LaunchedExecutor):
         """Rank 0's record to ``on_eval``; its answer to every rank."""
         record = Progress(**msg["record"])
         history.append(record)
-        self.last_peak_rss_mb = max(self.last_peak_rss_mb, float(msg.get("peak_rss_mb") or 0.0))
+        self.last_peak_memory_mb = max(self.last_peak_memory_mb, float(msg.get("peak_memory_mb") or 0.0))
         started = time.perf_counter()
         try:
             stop = bool(on_eval(record))

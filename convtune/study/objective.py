@@ -25,6 +25,7 @@ Values are in the study's cost unit (seconds for ``wallclock``/``device_seconds`
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import shutil
@@ -60,8 +61,8 @@ from convtune.execution.executor import Executor, InProcessExecutor
 from convtune.storage import open_storage, redact, resolve_storage_url, strip_password
 from convtune.study.outcome import describe_error, record_outcome
 from convtune.study.signals import _lost_interrupt
-from convtune.training.engine import EngineConfig, Progress, RunResult, default_threads
-from convtune.training.memory import peak_rss_mb
+from convtune.training.engine import EngineConfig, Progress, RunResult, default_device, default_threads
+from convtune.training.memory import peak_memory_mb
 from convtune.training.stops import StopRules
 
 _SCHEDULE_POINTS = 256
@@ -377,9 +378,10 @@ class Objective:
             return self._repeat(trial, twin)
         reporter = _Reporter(trial, self.spec, recipe, self.on_event)
         if isinstance(self.executor, InProcessExecutor):
-            reporter.memory = peak_rss_mb  # the trial trains in this process: its peak RSS is ours
+            # The trial trains in this process, on its device: that device's peak is the trial's.
+            reporter.memory = functools.partial(peak_memory_mb, default_device(self.config.device))
         else:  # launched ranks (warm, or the user's script) send theirs with their reports
-            reporter.memory = getattr(self.executor, "peak_rss_mb", None)
+            reporter.memory = getattr(self.executor, "peak_memory_mb", None)
         # An enqueued trial may carry its own training seed (``confirm`` repeats one config
         # over seeds); every other trial trains with the spec's.
         seed = TrialRecord.of(trial).seed

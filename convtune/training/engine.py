@@ -22,7 +22,7 @@ import torch
 import torch.distributed as dist
 
 from convtune.config.recipe import Recipe, default_device_type
-from convtune.training.memory import peak_rss_bytes, reset_peak_rss
+from convtune.training.memory import peak_memory_bytes, reset_peak_memory
 from convtune.training.stops import StopRules
 from convtune.workloads import Workload, checked_metrics
 
@@ -128,20 +128,6 @@ def _distributed() -> tuple[int, int]:
     return 0, 1
 
 
-def _reset_peak_memory(device: torch.device) -> None:
-    """Start this run's peak afresh: warm ranks run many trials in one process."""
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-        return
-    reset_peak_rss()
-
-
-def _peak_memory(device: torch.device) -> int:
-    if device.type == "cuda":
-        return int(torch.cuda.max_memory_allocated(device))
-    return peak_rss_bytes()
-
-
 def _exposed_comm_seconds(ddp: torch.nn.Module) -> float | None:
     """DDP's sampled per-iteration backward communication not hidden behind compute."""
     try:
@@ -229,7 +215,7 @@ def _start(workload: Workload, recipe: Recipe, config: EngineConfig) -> _Run:
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
         torch.cuda.set_device(device)
     torch.manual_seed(config.seed)  # same initial weights on every rank
-    _reset_peak_memory(device)
+    reset_peak_memory(device)
 
     model = workload.build_model().to(device)
     model.train()
@@ -448,7 +434,7 @@ def _finish(run: _Run) -> RunResult:
     """The run's totals, throughput, memory and communication shares, gathered from every rank."""
     result, world_size, train_clock = run.result, run.world_size, run.train_clock
     result.steps, result.samples, result.seconds = run.step, run.samples, train_clock
-    result.peak_memory_bytes = _peak_memory(run.device)
+    result.peak_memory_bytes = peak_memory_bytes(run.device)
     result.world_size = world_size
     result.backend = dist.get_backend() if world_size > 1 else "none"
     result.data_wait_share = run.data_clock / train_clock if train_clock > 0 else None
