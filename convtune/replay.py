@@ -588,6 +588,7 @@ def replay_study(
     resume: bool = True,
     confirm_seeds: int = 0,
     confirm_rounds: int = 1,
+    promote: float | None = None,
 ) -> dict[str, Any]:
     """Run one seeded study over ``grid`` until ``budget`` full runs are spent; one result row.
 
@@ -615,6 +616,11 @@ def replay_study(
     them; the row adds ``confirm_hit`` (the product's confirmed pick,
     :func:`convtune.scaling.best_confirmed`, or the measured one when none is confirmed, is
     near-best), ``confirm_spent`` (full runs the confirm runs cost) and ``confirm_pick_ratio``.
+    With ``promote`` (η, or the pruner name's option ``promote=η``, e.g. ``median:promote=3``)
+    the study resumes a paused trial before each new one where
+    :func:`convtune.study.promotion.promotion_candidate` names one (asynchronous successive
+    halving's promotions); the row adds ``promoted`` (such trials) and
+    ``near_best_paused_for_good`` (near-best configurations whose last trial stayed stopped).
     ``confirm_rounds`` > 1 does what ``--rounds`` adds: after each round, the configurations
     measured within 20% of the confirmed fastest's mean and not confirmed yet
     (:func:`convtune.report.best.confirm_candidates`) are confirmed too; the row then also
@@ -635,7 +641,22 @@ def replay_study(
             max_trials=max_trials,
             confirm_seeds=confirm_seeds,
             confirm_rounds=confirm_rounds,
+            promote=promote,
         )
+
+
+def _split_promote(pruner: str) -> tuple[str, float | None]:
+    """A replay's pruner name without its ``promote=η`` option, and η (None without it).
+
+    Example:
+        >>> _split_promote("median:promote=3"), _split_promote("time_to_target:epsilon=0.01+promote=2")
+        (('median', 3.0), ('time_to_target:epsilon=0.01', 2.0))
+    """
+    base, options = parse_pruner(pruner)
+    if "promote" not in options:
+        return pruner, None
+    rest = [item for item in pruner.partition(":")[2].split("+") if item and not item.startswith("promote=")]
+    return base + (":" + "+".join(rest) if rest else ""), options["promote"]
 
 
 def _replay_study(
@@ -649,8 +670,10 @@ def _replay_study(
     max_trials: int | None,
     confirm_seeds: int = 0,
     confirm_rounds: int = 1,
+    promote: float | None = None,
 ) -> dict[str, Any]:
-    from convtune.study.objective import RESUMED_AT_ATTR, RESUMED_FROM_ATTR, Objective
+    from convtune.study.objective import PROMOTED_FROM_ATTR, RESUMED_AT_ATTR, RESUMED_FROM_ATTR, Objective
+    from convtune.study.promotion import promote as promote_paused
 
     target = spec.target_spec
     full_run = grid.full_run(spec.cost)
@@ -663,6 +686,9 @@ def _replay_study(
     pruner_name = pruner if isinstance(pruner, str) else getattr(pruner, "__name__", repr(pruner))
     if isinstance(pruner, str) and is_factory_ref(pruner):
         pruner = load_pruner_factory(pruner)
+    elif isinstance(pruner, str):
+        pruner, named_eta = _split_promote(pruner)
+        promote = promote if promote is not None else named_eta
     executor = ReplayExecutor(grid, seed=seed)
     objective = Objective(spec, executor=executor)
     with warnings.catch_warnings():
@@ -715,6 +741,8 @@ def _replay_study(
 
     ends: list[tuple[float, str]] = []  # per trial: full runs spent, how it ended
     while spent < budget and n_trials < limit:
+        if promote is not None:
+            promote_paused(study, target, promote)
         trial, cost = run_one(n_trials)
         n_trials += 1
         spent += cost
@@ -747,6 +775,11 @@ def _replay_study(
     near_configs: dict[str, list[str]] = {json.dumps(list(configs[t.number])): [] for t in near}
     for t in near_stopped:
         near_configs[json.dumps(list(configs[t.number]))].append(str(t.reason))
+    # A near-best configuration is paused for good when its last trial stayed stopped.
+    last_of: dict[ConfigKey, TrialRecord] = {}
+    for t in near:
+        last_of[configs[t.number]] = t
+    paused_for_good = sum(1 for t in last_of.values() if t.status is TrialStatus.STOPPED)
     pick = configs.get(measured[1]) if measured else None
     confirmed: dict[str, Any] = {}
     if confirm_seeds > 0:
@@ -826,6 +859,8 @@ def _replay_study(
         "near_best_stopped_share": len(near_stopped) / len(near) if near else 0.0,
         "pick_ratio": truth[pick] / best if pick is not None and best > 0 else math.inf,
         "resumed": sum(1 for t in trials if t.attrs.get(RESUMED_FROM_ATTR) is not None),
+        "promoted": sum(1 for t in trials if t.attrs.get(PROMOTED_FROM_ATTR) is not None),
+        "near_best_paused_for_good": paused_for_good,
         "stop_probabilities": [t.attrs.get(STOP_PROBABILITY_ATTR) for t in stopped],
         "stop_reasons": [t.reason for t in stopped],
         "near_best_stop_reasons": [t.reason for t in near_stopped],

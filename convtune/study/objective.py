@@ -68,6 +68,8 @@ from convtune.training.stops import StopRules
 _SCHEDULE_POINTS = 256
 RESUMED_FROM_ATTR = "resumed_from"
 """Trial attr of a repeat of a stopped configuration: the number of the stopped trial it resumed."""
+PROMOTED_FROM_ATTR = "promoted_from"
+"""User attr of a trial queued to resume a paused one (:mod:`convtune.study.promotion`): its number."""
 RESUMED_AT_ATTR = "resumed_at"
 """Beside it: what that trial had spent (samples, or training seconds), included in this one's
 totals when it resumed from its checkpoint (0 when it trained again from the start)."""
@@ -370,7 +372,7 @@ class Objective:
                 "world_size": recipe.world_size,
             },
         )
-        twin = finished_twin(trial, self.spec.duplicate_tolerance)
+        twin = promoted_twin(trial) or finished_twin(trial, self.spec.duplicate_tolerance)
         paused: FrozenTrial | None = None
         if twin is not None and TrialRecord.of(twin).status is TrialStatus.STOPPED:
             paused = twin  # a stop is a pause, not a verdict: this repeat trains on from it
@@ -506,6 +508,22 @@ class Objective:
                 TrialEvent("done", trial.number, status=TrialRecord.of(trial).status or "", value=value)
             )
         return value
+
+
+def promoted_twin(trial: optuna.Trial) -> FrozenTrial | None:
+    """The paused trial ``trial`` was queued to resume (:mod:`convtune.study.promotion`), while it
+    is still paused: stopped, and resumed by no other trial."""
+    number = trial.user_attrs.get(PROMOTED_FROM_ATTR)
+    if number is None:
+        return None
+    storage, study_id = trial.study._storage, trial.study._study_id
+    paused = storage.get_trial(storage.get_trial_id_from_study_id_trial_number(study_id, int(number)))
+    if TrialRecord.of(paused).status is not TrialStatus.STOPPED:
+        return None
+    for other in trial.study.get_trials(deepcopy=False):
+        if other.number != trial.number and other.user_attrs.get(RESUMED_FROM_ATTR) == paused.number:
+            return None
+    return paused
 
 
 def finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | None:
