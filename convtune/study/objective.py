@@ -513,7 +513,7 @@ class Objective:
 def promoted_twin(trial: optuna.Trial) -> FrozenTrial | None:
     """The paused trial ``trial`` was queued to resume (:mod:`convtune.study.promotion`), while it
     is still paused: stopped, and resumed by no other trial."""
-    number = trial.user_attrs.get(PROMOTED_FROM_ATTR)
+    number = TrialRecord.of(trial).attrs.get(PROMOTED_FROM_ATTR)
     if number is None:
         return None
     storage, study_id = trial.study._storage, trial.study._study_id
@@ -521,7 +521,10 @@ def promoted_twin(trial: optuna.Trial) -> FrozenTrial | None:
     if TrialRecord.of(paused).status is not TrialStatus.STOPPED:
         return None
     for other in trial.study.get_trials(deepcopy=False):
-        if other.number != trial.number and other.user_attrs.get(RESUMED_FROM_ATTR) == paused.number:
+        if (
+            other.number != trial.number
+            and TrialRecord.of(other).attrs.get(RESUMED_FROM_ATTR) == paused.number
+        ):
             return None
     return paused
 

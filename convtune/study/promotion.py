@@ -46,8 +46,9 @@ def promotion_candidate(study: optuna.Study, target: Target, eta: float = 3.0) -
     trials = study.get_trials(deepcopy=False)
     taken: set[int] = set()  # stopped trials already resumed, or queued to be
     for t in trials:
+        attrs = TrialRecord.of(t).attrs
         for key in (PROMOTED_FROM_ATTR, RESUMED_FROM_ATTR):
-            number = t.user_attrs.get(key)
+            number = attrs.get(key)
             if number is not None:
                 taken.add(int(number))
     curves: list[tuple[list[int], list[float]]] = []
