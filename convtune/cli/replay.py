@@ -34,6 +34,8 @@ def replay_command(
         typer.Option(
             "--pruner",
             help="Repeatable: none, time_to_target, time_to_target:epsilon=0.01, median, sha, hyperband, "
+            "any of them with promote=3 (hyperband:promote=3: paused trials in the best third of all "
+            "that trained as far are resumed, as ASHA promotes), "
             "or a pruner of your own as file.py:function (a function of the replay's executor and spec "
             "that returns an Optuna pruner; docs/replay.md).",
         ),

@@ -120,3 +120,17 @@ def test_a_replay_with_promotions_counts_them() -> None:
     assert all(r["pruner"] == "hyperband:promote=3" and r["resumed"] >= r["promoted"] for r in rows)
     assert sum(r["promoted"] for r in rows) > 0
     assert all(p["promoted"] == 0 for p in plain)
+
+
+def test_cli_replays_a_pruner_with_promotions_beside_it_without(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from convtune.cli import main
+
+    argv = ["convtune", "replay", str(GRID), "--target", "val_error<=0.2", "--seeds", "2", "--budget", "3"]
+    monkeypatch.setattr("sys.argv", [*argv, "--pruner", "hyperband", "--pruner", "hyperband:promote=3"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code in (0, None)
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| tiny")]
+    assert [row.split("|")[2].strip() for row in rows] == ["hyperband", "hyperband:promote=3"]
