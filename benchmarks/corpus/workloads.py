@@ -889,6 +889,142 @@ class DenoiseConv1d(_Regressor):
         return _Denoiser()
 
 
+class _GCN(nn.Module):
+    """Two graph convolutions over a fixed normalised adjacency; called with node indices, it
+    runs the whole graph and returns those nodes' logits."""
+
+    def __init__(self, adjacency: torch.Tensor, features: torch.Tensor, width: int, classes: int):
+        super().__init__()
+        self.register_buffer("adjacency", adjacency)
+        self.register_buffer("features", features)
+        self.first = nn.Linear(features.shape[1], width)
+        self.second = nn.Linear(width, classes)
+
+    def forward(self, nodes: torch.Tensor) -> torch.Tensor:
+        hidden = F.relu(self.adjacency @ self.first(self.features))
+        return (self.adjacency @ self.second(hidden))[nodes.long()]
+
+
+class GCNBlocks(_Classifier):
+    """Node classification on a generated graph: 600 nodes in 4 blocks (edge probability 0.03
+    within a block, 0.006 across), features 16 noisy dimensions of which only some carry the
+    block; a two-layer graph convolution (width 32) over the symmetric-normalised adjacency with
+    self-loops; 420 labelled nodes to train on, 180 held out; metric accuracy. Recorded in
+    session 29 as the seventh batch of *fresh* workloads, defined before any check was written
+    for it; nothing scored on it in that session."""
+
+    metric = "accuracy"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(71)
+        blocks = np.repeat(np.arange(4), 150)
+        same = blocks[:, None] == blocks[None, :]
+        upper = np.triu(rng.random((600, 600)) < np.where(same, 0.03, 0.006), k=1)
+        adjacency = (upper | upper.T).astype(np.float32) + np.eye(600, dtype=np.float32)
+        scale = 1.0 / np.sqrt(adjacency.sum(axis=1))
+        self.adjacency = torch.tensor(adjacency * scale[:, None] * scale[None, :])
+        centres = rng.normal(0.0, 0.6, size=(4, 16)) * (rng.random(16) < 0.5)
+        self.features = torch.tensor(
+            centres[blocks] + rng.normal(0.0, 1.0, size=(600, 16)), dtype=torch.float32
+        )
+        nodes = np.arange(600)
+        super().__init__(*_split(nodes, blocks.astype(np.int64), 0.3, True))
+
+    def build_model(self) -> nn.Module:
+        return _GCN(self.adjacency, self.features, 32, 4)
+
+
+class ARForecast(_Regressor):
+    """One-step-ahead forecasting of a generated time series (an AR(2) process plus two seasonal
+    cycles and noise, standardised): an MLP 24-32-1 reads the last 24 values and predicts the
+    next; windows from the first 80% of the series train it, the rest are held out (no
+    shuffling across time); metric val MSE. A fresh workload of the seventh batch (see
+    ``GCNBlocks``)."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(73)
+        length = 4024
+        series = np.zeros(length)
+        for t in range(2, length):
+            series[t] = 1.2 * series[t - 1] - 0.5 * series[t - 2] + rng.normal(0.0, 0.5)
+        time_index = np.arange(length)
+        series += np.sin(2 * np.pi * time_index / 50) + 0.5 * np.sin(2 * np.pi * time_index / 13)
+        series = (series - series.mean()) / series.std()
+        windows = np.lib.stride_tricks.sliding_window_view(series[:-1], 24).astype(np.float32)
+        targets = series[24:].astype(np.float32)
+        cut = int(0.8 * len(windows))
+        super().__init__(windows[:cut], targets[:cut], windows[cut:], targets[cut:])
+
+    def build_model(self) -> nn.Module:
+        return _mlp(24, [32], 1)
+
+
+class PoissonCounts(_Tabular):
+    """Count regression with a log link: counts drawn from a Poisson distribution whose log-rate
+    is a smooth non-linear function of 10 features; an MLP 10-32-1 outputs the log-rate and is
+    trained and scored with the Poisson negative log-likelihood (``poisson_nll_loss``, without
+    the constant log(y!) term, so the metric may be negative); 3,000 rows to train on, 1,000 held
+    out; metric val NLL. A fresh workload of the seventh batch (see ``GCNBlocks``)."""
+
+    metric = "val_nll"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(79)
+        x = rng.normal(size=(4000, 10)).astype(np.float32)
+        log_rate = 0.8 + 0.6 * np.tanh(x[:, 0] + x[:, 1]) + 0.4 * x[:, 2] * x[:, 3] - 0.3 * x[:, 4] ** 2
+        counts = rng.poisson(np.exp(log_rate)).astype(np.float32)
+        super().__init__(*_split(x, counts, 0.25, False))
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, counts = batch
+        return F.poisson_nll_loss(model(inputs).squeeze(-1), counts, log_input=True)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        log_rate = model(self.x_val).squeeze(-1).float()
+        return {"val_nll": F.poisson_nll_loss(log_rate, self.y_val, log_input=True).item()}
+
+    def build_model(self) -> nn.Module:
+        return _mlp(10, [32], 1)
+
+
+class AUCScores(_Classifier):
+    """A binary classifier scored by ranking: an MLP 16-32-2 on ``make_classification`` (30%
+    positives, 5% flipped labels), metric val ROC AUC, a score that saturates below 1 (the flipped
+    labels cap it); 2,800 rows to train on, 1,200 held out. A fresh workload of the seventh batch
+    (see ``GCNBlocks``)."""
+
+    metric = "val_auc"
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_classification
+
+        x, y = make_classification(
+            n_samples=4000, n_features=16, n_informative=5, n_redundant=3, weights=[0.7, 0.3],
+            flip_y=0.05, class_sep=0.7, random_state=83,
+        )  # fmt: skip
+        x_train, y_train, x_val, y_val = _split(x, y, 0.3, True)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        from sklearn.metrics import roc_auc_score
+
+        metrics = super().evaluate(model)
+        scores = torch.softmax(model(self.x_val).float(), dim=-1)[:, 1]
+        finite = bool(torch.isfinite(scores).all())
+        metrics["val_auc"] = (
+            float(roc_auc_score(self.y_val.numpy(), scores.numpy())) if finite else float("nan")
+        )
+        return metrics
+
+    def build_model(self) -> nn.Module:
+        return _mlp(16, [32], 2)
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
