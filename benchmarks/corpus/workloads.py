@@ -911,7 +911,7 @@ class GCNBlocks(_Classifier):
     block; a two-layer graph convolution (width 32) over the symmetric-normalised adjacency with
     self-loops; 420 labelled nodes to train on, 180 held out; metric accuracy. Recorded in
     session 29 as the seventh batch of *fresh* workloads, defined before any check was written
-    for it; nothing scored on it in that session."""
+    for it."""
 
     metric = "accuracy"
 
