@@ -84,11 +84,7 @@ def spec(world_size: int) -> StudySpec:
 
 def main() -> int:
     if DEVICE == "cpu":
-        check_resume(build_workload("digits"))
-        check_cli()
-        check_batches_moved()
-        check_probes()
-        check_memory_cap()
+        checks_on_any_device(build_workload("digits"))
         print("rehearsal passed" if not failures else f"{len(failures)} check(s) failed: {failures}")
         return 1 if failures else 0
     if not torch.cuda.is_available():
@@ -138,14 +134,19 @@ def main() -> int:
                 )
             check("second trial reused the warm ranks", executor.launches == 1)
 
+    checks_on_any_device(workload)
+
+    print("all checks passed" if not failures else f"{len(failures)} check(s) failed: {failures}")
+    return 1 if failures else 0
+
+
+def checks_on_any_device(workload: object) -> None:
+    """Checks 4-8: what ``--rehearse`` runs on the CPU before a GPU is spent on them."""
     check_resume(workload)
     check_cli()
     check_batches_moved()
     check_probes()
     check_memory_cap()
-
-    print("all checks passed" if not failures else f"{len(failures)} check(s) failed: {failures}")
-    return 1 if failures else 0
 
 
 def check_resume(workload: object) -> None:
