@@ -45,6 +45,16 @@ def _standardise(train: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.nda
     return scaler.transform(train), scaler.transform(val)
 
 
+def _standardised_classification(**options: Any) -> tuple[np.ndarray, ...]:
+    """``make_classification(**options)``, split 70 / 30 by class and standardised on the train part."""
+    from sklearn.datasets import make_classification
+
+    x, y = make_classification(**options)
+    x_train, y_train, x_val, y_val = _split(x, y, 0.3, True)
+    x_train, x_val = _standardise(x_train, x_val)
+    return x_train, y_train, x_val, y_val
+
+
 def _mlp(inputs: int, widths: list[int], outputs: int) -> nn.Sequential:
     layers: list[nn.Module] = []
     for width in widths:
@@ -806,15 +816,10 @@ class ImbalancedLoss(_Classifier):
     metric = "val_loss"
 
     def __init__(self) -> None:
-        from sklearn.datasets import make_classification
-
-        x, y = make_classification(
+        super().__init__(*_standardised_classification(
             n_samples=4000, n_features=20, n_informative=6, n_redundant=4, weights=[0.92, 0.08],
             flip_y=0.02, class_sep=0.8, random_state=59,
-        )  # fmt: skip
-        x_train, y_train, x_val, y_val = _split(x, y, 0.3, True)
-        x_train, x_val = _standardise(x_train, x_val)
-        super().__init__(x_train, y_train, x_val, y_val)
+        ))  # fmt: skip
 
     def build_model(self) -> nn.Module:
         return _mlp(20, [64], 2)
@@ -999,15 +1004,10 @@ class AUCScores(_Classifier):
     metric = "val_auc"
 
     def __init__(self) -> None:
-        from sklearn.datasets import make_classification
-
-        x, y = make_classification(
+        super().__init__(*_standardised_classification(
             n_samples=4000, n_features=16, n_informative=5, n_redundant=3, weights=[0.7, 0.3],
             flip_y=0.05, class_sep=0.7, random_state=83,
-        )  # fmt: skip
-        x_train, y_train, x_val, y_val = _split(x, y, 0.3, True)
-        x_train, x_val = _standardise(x_train, x_val)
-        super().__init__(x_train, y_train, x_val, y_val)
+        ))  # fmt: skip
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module) -> dict[str, float]:

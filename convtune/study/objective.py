@@ -520,13 +520,20 @@ def promoted_twin(trial: optuna.Trial) -> FrozenTrial | None:
     paused = storage.get_trial(storage.get_trial_id_from_study_id_trial_number(study_id, int(number)))
     if TrialRecord.of(paused).status is not TrialStatus.STOPPED:
         return None
-    for other in trial.study.get_trials(deepcopy=False):
-        if (
-            other.number != trial.number
-            and TrialRecord.of(other).attrs.get(RESUMED_FROM_ATTR) == paused.number
-        ):
-            return None
+    if paused.number in resumed_numbers(trial.study.get_trials(deepcopy=False), but=trial.number):
+        return None
     return paused
+
+
+def resumed_numbers(trials: list[FrozenTrial], *, but: int | None = None) -> set[int]:
+    """The numbers of the stopped trials that a trial of ``trials`` (other than ``but``) resumed:
+    each is that trial's past, its curve carried on by the resuming one."""
+    numbers = set()
+    for t in trials:
+        number = TrialRecord.of(t).attrs.get(RESUMED_FROM_ATTR)
+        if number is not None and t.number != but:
+            numbers.add(int(number))
+    return numbers
 
 
 def finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | None:
@@ -542,7 +549,7 @@ def finished_twin(trial: optuna.Trial, tolerance: float = 0.0) -> FrozenTrial | 
         return None
     every = trial.study.get_trials(deepcopy=False)
     # A stopped trial another trial resumed is that trial's past: the twin is the resuming one.
-    resumed = {TrialRecord.of(t).attrs.get(RESUMED_FROM_ATTR) for t in every if t.number != trial.number}
+    resumed = resumed_numbers(every, but=trial.number)
     trained = [
         other
         for other in every

@@ -29,7 +29,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from convtune.config.record import TrialRecord, TrialStatus
 from convtune.config.target import Target
-from convtune.study.objective import PROMOTED_FROM_ATTR, RESUMED_FROM_ATTR
+from convtune.study.objective import PROMOTED_FROM_ATTR, resumed_numbers
 
 
 def promotion_candidate(study: optuna.Study, target: Target, eta: float = 3.0) -> FrozenTrial | None:
@@ -44,13 +44,13 @@ def promotion_candidate(study: optuna.Study, target: Target, eta: float = 3.0) -
     rung), then the best-ranked.
     """
     trials = study.get_trials(deepcopy=False)
-    taken: set[int] = set()  # stopped trials already resumed, or queued to be
-    for t in trials:
-        attrs = TrialRecord.of(t).attrs
-        for key in (PROMOTED_FROM_ATTR, RESUMED_FROM_ATTR):
-            number = attrs.get(key)
-            if number is not None:
-                taken.add(int(number))
+    records = {t.number: TrialRecord.of(t) for t in trials}
+    # Stopped trials already resumed, or queued to be.
+    taken = resumed_numbers(trials) | {
+        int(r.attrs[PROMOTED_FROM_ATTR])
+        for r in records.values()
+        if r.attrs.get(PROMOTED_FROM_ATTR) is not None
+    }
     curves: list[tuple[list[int], list[float]]] = []
     paused: list[tuple[FrozenTrial, int, float]] = []
     for t in trials:
@@ -59,7 +59,7 @@ def promotion_candidate(study: optuna.Study, target: Target, eta: float = 3.0) -
         steps = sorted(t.intermediate_values)
         gaps = [target.gap(float(t.intermediate_values[s])) for s in steps]
         curves.append((steps, gaps))
-        if t.state == TrialState.COMPLETE and TrialRecord.of(t).status is TrialStatus.STOPPED:
+        if t.state == TrialState.COMPLETE and records[t.number].status is TrialStatus.STOPPED:
             paused.append((t, steps[-1], gaps[-1]))
     best: tuple[tuple[float, float, int], FrozenTrial] | None = None
     for trial, stop, gap in paused:
