@@ -1,4 +1,4 @@
-"""``convtune study …``: create, run, follow, list, show, best, delete, export, confirm, plot."""
+"""``convtune study …``: create, run, follow, list, show, best, forecasts, delete, export, confirm, plot."""
 
 from __future__ import annotations
 
@@ -698,6 +698,81 @@ def study_best(
     from convtune.report.best import best_report
 
     _print_study(name, storage, as_json, best_report, lambda study, spec: _print_best(study, spec, storage))
+
+
+@study_app.command("forecasts")
+def study_forecasts(
+    name: Annotated[str, typer.Argument(help="Study to check.")],
+    storage: StorageOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary and every check as JSON.")
+    ] = False,
+) -> None:
+    """How well the forecaster did on this study's own trials, whose outcome is known.
+
+    Each trial that reached the target or ran to its end is cut at 10%, 25% and 50% of its
+    planned run and forecast from that prefix, as the pruner would have; the forecast is scored
+    against how the trial really ended. Stopped trials cannot be checked (their outcome is
+    unknown), so a study with `pruner: none`, or its `convtune study confirm` runs, gives the
+    most to check. Trains nothing.
+    """
+    from convtune.report.forecasts import audit_forecasts
+
+    _print_study(
+        name,
+        storage,
+        as_json,
+        lambda study, spec: audit_forecasts(study, spec).to_dict(),
+        lambda study, spec: _print_forecasts(study, spec, audit_forecasts(study, spec)),
+    )
+
+
+def _print_forecasts(study: Any, spec: Any, audit: Any) -> None:
+    def share(k: int, n: int) -> str:
+        return f"{k} of {n}" if n else "–"
+
+    table = Table(title=f"{study.study_name}: forecasts against outcomes (target {spec.target})")
+    for column in (
+        "cut (of the run)",
+        "reached later",
+        "median error",
+        "within 20%",
+        f"{audit.level:.0%} interval covers",
+        "estimate ÷ truth",
+        f"gave < {audit.epsilon:g}",
+        "did not reach",
+        'called "not within the run"',
+    ):
+        table.add_column(column, justify="right")
+    for cut in audit.cuts:
+        row = audit.summary(cut)
+        far = ", ".join(str(n) for n in row.far_tail)
+        table.add_row(
+            f"{cut:.0%}",
+            str(row.n_reached),
+            "–" if math.isnan(row.median_error) else f"{row.median_error:.2f}",
+            share(row.within, row.n_reached),
+            share(row.covered, row.n_reached),
+            "–" if math.isnan(row.late_ratio) else f"{row.late_ratio:.2f}",
+            f"trial {far}" if far else ("none" if row.n_reached else "–"),
+            str(row.n_not_reached),
+            share(row.called, row.n_not_reached),
+        )
+    console.print(
+        f"{audit.checked} of {audit.trained} trained trials have a known outcome and were checked",
+        highlight=False,
+    )
+    console.print(table)
+    colour = "yellow" if audit.far_tail else "green"
+    console.print(f"[bold {colour}]{audit.verdict()}[/]", soft_wrap=True, highlight=False)
+    for note in audit.notes:
+        console.print(f"note: {note}", soft_wrap=True, highlight=False)
+    console.print(
+        "for comparison, on workloads the forecaster was not fitted on: median error 0.23 at 25% of "
+        "the run, 0.14 at 50% (README, Results)",
+        soft_wrap=True,
+        highlight=False,
+    )
 
 
 def _print_study(

@@ -370,6 +370,28 @@ class TimeToTargetPruner(BasePruner):
         summaries = self._summaries(study.study_name, self._finished_trials(study))
         return self._forecast(frozen, self._prior(summaries))
 
+    def forecast_prefix(
+        self,
+        study: optuna.study.Study,
+        trial: FrozenTrial,
+        cost: float,
+        *,
+        finished: Sequence[FrozenTrial] | None = None,
+    ) -> Forecast:
+        """The forecast a decision on ``trial`` would have used when its reports reached ``cost``.
+
+        Its reports up to ``cost``, its schedule, and the prior from the study's finished trials
+        (``finished``, else read from ``study``) *other than* ``trial``: a trial's own outcome
+        never informs the forecast it is judged by. :func:`convtune.report.audit_forecasts`
+        scores these against how trials really ended.
+        """
+        costs, values = _curve(trial)
+        seen = costs <= cost
+        if finished is None:
+            finished = self._finished_trials(study)
+        others = [s for s in self._summaries(study.study_name, finished) if s.number != trial.number]
+        return self._forecast(trial, self._prior(others), costs[seen], values[seen])
+
     def _finished_trials(self, study: optuna.study.Study) -> list[FrozenTrial]:
         return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
 

@@ -8,7 +8,9 @@
 * ``time_vs_lr.png`` — time-to-target against peak LR, one colour per effective batch and one
   marker per optimizer, with the combined model's prediction;
 * ``predicted_vs_measured.png`` — after ``convtune study confirm``: prediction (interval) against
-  measured (seed spread).
+  measured (seed spread);
+* ``forecasts_vs_outcomes.png`` — once a trial reached the target: the forecast each would have
+  had from 10/25/50% of its run against its measured time (:mod:`convtune.report.forecasts`).
 
 With a baseline trial, time axes also read as speed-up over it (right-hand axis).
 Per-trial learning curves for the dashboard live in :mod:`convtune.report.plots`.
@@ -28,6 +30,7 @@ import numpy as np
 import optuna
 
 from convtune.config.record import records
+from convtune.report.forecasts import ForecastAudit, audit_forecasts
 from convtune.scaling import ScalingModel, baseline_time, confirmations, trial_points
 
 if TYPE_CHECKING:
@@ -256,6 +259,68 @@ def predicted_vs_measured(confirmed: list[dict[str, Any]], unit: str, base: floa
     return fig
 
 
+def forecasts_vs_outcomes(audit: ForecastAudit, spec: StudySpec) -> Figure:
+    """Each checked forecast's estimate (with its interval) against the trial's true crossing,
+    one marker per cut; "never" and estimates past the axis sit on its top edge as ``▲``."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    from convtune.config.record import cost_unit
+    from convtune.report.format import readable
+
+    fig, ax = _figure(5.5)
+    scale = _STEP_SCALE[spec.cost]
+    reached = [c for c in audit.checks if c.reached]
+    truths = [c.truth / scale for c in reached]
+    top = 3.0 * max(truths) if truths else 1.0
+    for marker, cut in zip(("o", "s", "D", "P", "X"), audit.cuts, strict=False):
+        at = [c for c in reached if c.cut == cut]
+        if not at:
+            continue
+        x = np.array([c.truth / scale for c in at])
+        y = np.array([min(c.forecast.estimate / scale, top) for c in at])
+        low = np.array([min(c.forecast.low / scale, top) for c in at])
+        high = np.array([min(c.forecast.high / scale, top) for c in at])
+        ax.errorbar(
+            x,
+            y,
+            yerr=[np.maximum(y - low, 0), np.maximum(high - y, 0)],
+            fmt=marker,
+            capsize=2,
+            alpha=0.8,
+            label=f"from {cut:.0%} of the run",
+        )
+        for c, xi, yi in zip(at, x, y, strict=True):
+            if yi >= top:
+                ax.plot([xi], [top], marker="^", color="tab:red", clip_on=False)
+            ax.annotate(
+                f"{c.trial}", (xi, yi), fontsize=6, alpha=0.6, xytext=(3, 3), textcoords="offset points"
+            )
+    unit = cost_unit(spec.cost)
+    if truths:
+        lim = (min(truths) / 1.5, top)
+        ax.plot(lim, lim, color="grey", linestyle="--", linewidth=1, label="exact")
+        ax.plot(lim, [2 * v for v in lim], color="tab:red", linestyle=":", linewidth=1, label='2× ("never")')
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(lim[0], top * 1.05)
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: readable(v)))
+            axis.set_minor_formatter(NullFormatter())
+        ax.legend(fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "no trial with a known outcome to check yet", ha="center", transform=ax.transAxes)
+    ax.set_xlabel(f"measured time to target ({unit})")
+    ax.set_ylabel(f"forecast ({unit}), {audit.level:.0%} interval")
+    ax.set_title(
+        f"forecast from a prefix against measured ({len({c.trial for c in reached})} trials that reached)\n"
+        "stopped trials cannot be checked; ▲ = never, or off the axis",
+        fontsize=9,
+    )
+    ax.grid(alpha=0.3, which="both")
+    return fig
+
+
 def write_plots(study: optuna.Study, spec: StudySpec, out_dir: str | Path) -> list[Path]:
     """Write every plot the study's data supports into ``out_dir``; return their paths."""
     from convtune.config.record import cost_unit
@@ -272,6 +337,9 @@ def write_plots(study: optuna.Study, spec: StudySpec, out_dir: str | Path) -> li
     confirmed = confirmations(study)
     if any(c.get("measured_mean") for c in confirmed):
         paths.append(_save(predicted_vs_measured(confirmed, unit, base), out / "predicted_vs_measured.png"))
+    audit = audit_forecasts(study, spec)
+    if any(c.reached for c in audit.checks):
+        paths.append(_save(forecasts_vs_outcomes(audit, spec), out / "forecasts_vs_outcomes.png"))
     return paths
 
 
