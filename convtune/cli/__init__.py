@@ -20,12 +20,13 @@ from convtune.cli.study import study_app
 from convtune.errors import ConvtuneError
 
 _WORKFLOW = """Create a study from a spec, run pruned trials, see the measured and predicted
-fastest, confirm it on fresh seeds, export it into your code, browse it in optuna-dashboard:
+fastest, check the forecasts on this workload, confirm it on fresh seeds, export it into your code, browse it in optuna-dashboard:
 
 ```
 convtune study create NAME --config studies/digits.yaml
 convtune study run NAME --n-trials 40
 convtune study best NAME
+convtune study forecasts NAME
 convtune study confirm NAME --top 3 --seeds 2
 convtune study export NAME --format python -o best.py
 convtune dashboard NAME

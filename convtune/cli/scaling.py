@@ -165,7 +165,8 @@ def study_plot(
     upload: Annotated[bool, typer.Option(help="Also attach them to the study as Optuna artifacts.")] = True,
     storage: StorageOpt = None,
 ) -> None:
-    """Learning curves with forecasts, steps vs batch with B_noise, time vs LR, predicted vs measured."""
+    """Learning curves with forecasts, steps vs batch with B_noise, time vs LR, predicted vs measured,
+    forecasts vs outcomes."""
     from convtune.report.scaling_plots import upload_plots, write_plots
     from convtune.storage import resolve_storage_url
     from convtune.study import open_study
