@@ -606,6 +606,13 @@ def _print_best(study: Any, spec: Any, storage: str | None) -> None:
             console.print(
                 f"closest: trial {f['trial']}, forecast {readable(f['predicted_time_to_target'])} {unit}"
             )
+    if report["forecasts"]["far_tail"]:
+        console.print(
+            f"[bold yellow]forecasts:[/] {report['forecasts']['verdict']} (convtune study forecasts "
+            f"{shlex.quote(study.study_name)})",
+            soft_wrap=True,
+            highlight=False,
+        )
     pred = report.get("predicted")
     if pred:
         low, high = pred["interval"]

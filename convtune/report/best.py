@@ -10,6 +10,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from convtune.config.record import UNREACHED, TrialRecord, TrialStatus, cost_unit
 from convtune.config.spec import StudySpec
+from convtune.report.forecasts import audit_forecasts
 from convtune.scaling import params_key, scaling_report
 
 # Each measured time-to-target is one seed's, and one configuration's seeds lie about 10% from
@@ -118,5 +119,7 @@ def best_report(study: optuna.Study, spec: StudySpec) -> dict[str, Any]:
         ],
         "best_forecast": trial_summary(forecast) if forecast else None,
     }
+    audit = audit_forecasts(study, spec)
+    report["forecasts"] = {"checked": audit.checked, "far_tail": audit.far_tail, "verdict": audit.verdict()}
     report.update(scaling_report(study, spec, report["measured"]))
     return report

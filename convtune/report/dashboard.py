@@ -193,6 +193,8 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
         + ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: -kv[1]))
         + f" ({len(trials)} in all)",
         "",
+        _forecasts_line(study, spec),
+        "",
         "| trial | status | time to target | recipe |",
         "|---:|---|---:|---|",
     ]
@@ -208,6 +210,18 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
         "(also `json`, `hf`, `python`). Each trial's learning curve is under its Artifacts.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _forecasts_line(study: optuna.Study, spec: StudySpec) -> str:
+    """What the forecasts' check on the study's own trials says (``convtune study forecasts``)."""
+    from convtune.report.forecasts import audit_forecasts
+
+    audit = audit_forecasts(study, spec)
+    text = f"**Forecasts on this study:** {audit.verdict()}."
+    half = audit.summary(0.5) if 0.5 in audit.cuts else None
+    if half is not None and half.n_reached:
+        text += f" Median error from half of a run: {half.median_error:.2f} ({half.n_reached} trials)."
+    return text + f" Details: `convtune study forecasts {study.study_name}`."
 
 
 def refresh_note(study: optuna.Study, spec: StudySpec) -> None:

@@ -147,3 +147,39 @@ def test_the_command_prints_the_checks_of_a_real_study(
 def test_an_unknown_study_is_a_one_line_error(capsys: pytest.CaptureFixture[str], tiny_study: TinyStudy) -> None:
     code, out, err = cli(capsys, "study", "forecasts", "no-such-study", "--storage", tiny_study.url)
     assert code == 2 and "no-such-study" in err and "Traceback" not in err
+
+
+def test_best_and_the_dashboard_note_say_when_a_winner_fell_in_a_forecast_s_far_tail(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from convtune.report.dashboard import study_note
+    from convtune.study import create_study
+
+    url = f"sqlite:///{tmp_path / 'audit.db'}"
+    study = create_study("known", spec(), url)
+    for trial in study_of_known_outcomes().trials:
+        study.add_trial(trial)
+
+    code, out, err = cli(capsys, "study", "best", "known", "--storage", url)
+    assert code == 0, err
+    assert "forecasts: trial(s) 3 reached the target" in out and "convtune study forecasts known" in out
+    code, out, err = cli(capsys, "study", "best", "known", "--storage", url, "--json")
+    assert code == 0, err
+    assert json.loads(out)["forecasts"] == {
+        "checked": 3,
+        "far_tail": [3],
+        "verdict": audit_forecasts(study, spec()).verdict(),
+    }
+    assert "**Forecasts on this study:** trial(s) 3 reached the target" in study_note(study, spec())
+
+
+def test_a_study_whose_forecasts_held_gets_no_warning(
+    capsys: pytest.CaptureFixture[str], tiny_study: TinyStudy
+) -> None:
+    code, out, err = cli(capsys, "study", "best", tiny_study.name, "--storage", tiny_study.url, "--json")
+    assert code == 0, err
+    # Both trials of the tiny study reached the target on steady curves, after a quarter of their run.
+    assert json.loads(out)["forecasts"]["checked"] == 2
+    assert json.loads(out)["forecasts"]["far_tail"] == []
+    code, out, err = cli(capsys, "study", "best", tiny_study.name, "--storage", tiny_study.url)
+    assert code == 0 and "forecasts:" not in out
