@@ -276,13 +276,18 @@ def _first_noisy_crossings(
     evals: np.ndarray,
     sigma: float,
     rng: np.random.Generator,
+    last: tuple[float, float],
 ) -> np.ndarray:
     """First evaluation (interpolated) at which a noisy observation of each row crosses ``level``.
 
     A measured time-to-target is where the *observed* metric first reaches the target, and an
     evaluation scatters around the curve by the noise ``sigma``: near a plateau close to the
     target, noise crosses it long before (or without) the mean curve. ``evals`` are the future
-    evaluation costs inside ``grid``; ``inf`` where no observation crosses there.
+    evaluation costs inside ``grid``; ``inf`` where no observation crosses there. ``last`` is
+    the last evaluation seen (cost, value): a crossing at the first future evaluation is
+    interpolated from it, as :func:`time_to_target` will measure it (it was put at that
+    evaluation itself, so a curve one evaluation from its target got no chance of crossing
+    before the next one; ``convtune study forecasts`` found it on a confirm run).
     """
     out = np.full(pred.shape[0], math.inf)
     if evals.size == 0 or pred.shape[0] == 0:
@@ -296,12 +301,12 @@ def _first_noisy_crossings(
     first = hit.argmax(axis=1)
     rows = np.flatnonzero(found)
     k = first[rows]
-    out[rows] = evals[k]
-    later = k > 0
-    r, k = rows[later], k[later]
-    o0, o1 = obs[r, k - 1], obs[r, k]
+    c_last, y_last = last
+    before = np.concatenate(([c_last], evals))  # before[k]: the evaluation before evals[k]
+    o0 = np.where(k > 0, obs[rows, np.maximum(k - 1, 0)], y_last)
+    o1 = obs[rows, k]
     frac = np.clip((o0 - level) / np.where(o0 > o1, o0 - o1, 1.0), 0.0, 1.0)
-    out[r] = evals[k - 1] + frac * (evals[k] - evals[k - 1])
+    out[rows] = before[k] + frac * (evals[k] - before[k])
     return out
 
 
@@ -635,7 +640,7 @@ def raw_forecast(
     weights = _family_weights(fits, int(cf.size))
     end = horizon if horizon is not None else 2.0 * c_last
     n_model = _N_DRAWS - n_def - n_local
-    draws += _family_crossings(fits, weights, n_model, c, c_last, end, y_target, sigma, rng)
+    draws += _family_crossings(fits, weights, n_model, c, c_last, float(y[-1]), end, y_target, sigma, rng)
     model = fits[int(np.argmax(weights))][0]
     return RawForecast(None, np.sort(np.concatenate(draws)), c_last, horizon, key, model, n, level, line)
 
@@ -690,12 +695,14 @@ def _family_crossings(
     n_model: int,
     c: np.ndarray,
     c_last: float,
+    y_last: float,
     end: float,
     y_target: float,
     sigma: float,
     rng: np.random.Generator,
 ) -> list[np.ndarray]:
-    """Crossing draws from each family's posterior, as many as its weight's share of ``n_model``."""
+    """Crossing draws from each family's posterior, as many as its weight's share of ``n_model``
+    (``y_last``: the last evaluation's value, oriented so that lower is better)."""
     draws: list[np.ndarray] = []
     with np.errstate(all="ignore"):
         for (_name, b, f), w in zip(fits, weights, strict=True):
@@ -708,7 +715,7 @@ def _family_crossings(
             # Within the planned run, the crossing that will be measured is that of noisy
             # evaluations; beyond it, that of the curve.
             evals = _future_evals(c, c_last, min(float(b.grid[-1]), end))
-            noisy = _first_noisy_crossings(pred, b.grid, y_target, evals, sigma, rng)
+            noisy = _first_noisy_crossings(pred, b.grid, y_target, evals, sigma, rng, (c_last, y_last))
             draws.append(np.where(np.isfinite(noisy), noisy, mean_crossing))
     return draws
 

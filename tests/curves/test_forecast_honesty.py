@@ -238,6 +238,23 @@ def test_a_late_bloomer_under_a_decaying_lr_is_not_forecast_never() -> None:
     assert math.isfinite(f.estimate) and f.estimate <= 2.0 * true and f.probability >= 0.3
 
 
+def test_a_curve_one_evaluation_from_its_target_may_cross_before_the_next_evaluation() -> None:
+    # Measured time-to-target interpolates between the last evaluation that missed and the first
+    # that reached, so a curve that crosses at the next evaluation is measured anywhere between
+    # the two. The draws were put *at* the next evaluation: a digits confirm run at 88.3% after
+    # 2,048 samples (target 90%, evaluations every 1,024) was given 0.0008 of crossing by 2,458,
+    # and it crossed at 2,432 (found by `convtune study forecasts` on the golden study).
+    costs = np.arange(0.0, 8193.0, 32.0)
+    schedule = LRSchedule(costs, 0.5e-2 * (1.0 + np.cos(np.pi * costs / 8192.0)))
+    c, v = np.array([1024.0, 2048.0]), np.array([0.85, 0.8833333])
+    raw = raw_forecast(c, v, "accuracy>=0.9", schedule=schedule)
+    assert np.mean(raw.draws == 3072.0) < 0.05  # no spike at the next evaluation
+    assert np.mean((raw.draws > 2048.0) & (raw.draws < 3072.0)) > 0.5
+    forecast = forecast_time_to_target(c, v, "accuracy>=0.9", schedule=schedule)
+    assert forecast.probability_before(2048.0 + 0.4 * 1024.0) > 0.05
+    assert forecast.low < 2600.0
+
+
 def test_reach_thresholds_survive_json_and_fall_back_to_an_earlier_share_of_the_run() -> None:
     cal = CrossingCalibration(thresholds={"sched:1": 0.2, "sched:all": 0.05})
     back = CrossingCalibration.from_dict(json.loads(json.dumps(cal.to_dict())))
