@@ -208,6 +208,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         sampler=job["sampler"],
         confirm_seeds=job.get("confirm", 0),
         confirm_rounds=job.get("confirm_rounds", 1),
+        audit=job.get("audit", False),
     )
     row["method"] = f"{job['sampler']}/{job['pruner']}"
     return row
@@ -219,8 +220,11 @@ def run(args: argparse.Namespace, out: Path) -> None:
         (row["grid"], row["method"], row["seed"], row["budget"])
         for row in read_rows(out)
         # A row without the confirm step (or, asked for more rounds, without them) does not count.
-        if not args.confirm
-        or ("confirm_hit" in row and (args.confirm_rounds == 1 or "confirm_first_hit" in row))
+        if (
+            not args.confirm
+            or ("confirm_hit" in row and (args.confirm_rounds == 1 or "confirm_first_hit" in row))
+        )
+        and (not args.audit or "audit" in row)
     }
     methods = list(BASELINES) + [(setting, "tpe") for setting in SETTINGS]
     if args.methods:
@@ -250,6 +254,7 @@ def run(args: argparse.Namespace, out: Path) -> None:
                             "calibration": calibration_for(args, grid.workload),
                             "confirm": args.confirm,
                             "confirm_rounds": args.confirm_rounds,
+                            "audit": args.audit,
                         }
                     )
     jobs.sort(key=lambda j: (j["seed"], j["path"]))  # all workloads' seed 0 first: tables fill evenly
@@ -262,6 +267,44 @@ def run(args: argparse.Namespace, out: Path) -> None:
             print(f"[{n}/{len(jobs)}] {row['grid']} {row['method']} seed {row['seed']}", file=sys.stderr)
     if jobs:
         compact(out)
+
+
+AUDIT_QUANTILES = (0.001, 0.01, 0.05, 0.1, 0.5)
+
+
+def audit_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Per workload and method, from rows with ``audit``: of the checks of trials that reached
+    (cut at 10/25/50% of their run, forecast as the pruner would), the share whose true crossing
+    the forecast had given less than q, with the study's prior and without it. For a calibrated
+    forecast the share is q; above it at q = ε (0.01), the pruner's promise is at risk."""
+    lines = [
+        "| workload | method | prior | reaching checks (near-best) | "
+        + " | ".join(f"< {q:g}" for q in AUDIT_QUANTILES)
+        + " | near-best < 0.01 |",
+        "|---|---|---|---|" + "---|" * len(AUDIT_QUANTILES) + "---|",
+    ]
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if "audit" in row:
+            groups[(row["grid"], row["method"])].append(row)
+    for (grid, method), group in sorted(groups.items()):
+        for variant in ("prior", "no_prior"):
+            probs = [p for r in group for p in r["audit"][variant]["probability_by_truth"]]
+            near = [
+                p
+                for r in group
+                for p, n in zip(
+                    r["audit"][variant]["probability_by_truth"], r["audit"][variant]["near_best"], strict=True
+                )
+                if n
+            ]
+            cells = [f"{np.mean([p < q for p in probs]):.1%}" if probs else "–" for q in AUDIT_QUANTILES]
+            lines.append(
+                f"| {grid} | {method} | {'with' if variant == 'prior' else 'without'} | {len(probs)} ({len(near)}) | "
+                + " | ".join(cells)
+                + f" | {sum(p < 0.01 for p in near)} |"
+            )
+    return "\n".join(lines)
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -1019,6 +1062,19 @@ def main(argv: list[str] | None = None) -> int:
         "(rows then also hold the first round's result, for a paired table)",
     )
     parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="rows also hold each study's forecasts checked on its trials whose outcome is known "
+        "(`convtune study forecasts`), with and without the study's prior; --table-only "
+        "--audit-table prints them",
+    )
+    parser.add_argument(
+        "--audit-table",
+        action="store_true",
+        help="the forecasts' low tail in the studies (rows from --audit): how often a trial that "
+        "reached had been given less than q of crossing by when it did",
+    )
+    parser.add_argument(
         "--confirm-compare",
         nargs=2,
         default=None,
@@ -1101,6 +1157,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + "\n".join(cost_breakdown_table(rows, args.cost_breakdown)))
     if args.oracle_table:
         print("\n" + "\n".join(oracle_table(rows)))
+    if args.audit_table:
+        print("\n" + audit_table(rows))
     if args.fresh_seeds:
         table, window = summary(rows), (args.seeds, args.seeds + args.fresh_seeds)
         workloads = sorted({w for w, _ in table})

@@ -18,6 +18,7 @@ __all__ = [
     "Target",
     "WorkloadError",
     "__version__",
+    "audit_forecasts",
     "load_recipe",
     "recommend",
     "session",
@@ -26,6 +27,7 @@ __all__ = [
 # Imported on first use: ``import convtune`` stays cheap (the Recipe pulls in torch).
 _LAZY = {"Recipe": "convtune.config.recipe", "load_recipe": "convtune.config.recipe"}
 _LAZY.update(recommend="convtune.scaling", Recommendation="convtune.scaling")
+_LAZY.update(audit_forecasts="convtune.report.forecasts")
 # ``from convtune import session`` is the documented way in for user scripts: the module itself.
 _LAZY_MODULES = {"session": "convtune.execution.session"}
 

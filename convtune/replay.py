@@ -589,6 +589,7 @@ def replay_study(
     confirm_seeds: int = 0,
     confirm_rounds: int = 1,
     promote: float | None = None,
+    audit: bool = False,
 ) -> dict[str, Any]:
     """Run one seeded study over ``grid`` until ``budget`` full runs are spent; one result row.
 
@@ -627,6 +628,12 @@ def replay_study(
     holds the first round's ``confirm_first_hit``, ``confirm_first_spent`` and
     ``confirm_first_pick_ratio`` (the same study, so the rounds compare paired) and
     ``confirm_rounds_run``.
+    With ``audit``, the row adds ``audit``: the study's own forecasts checked against the trials
+    whose outcome is known (:func:`convtune.report.forecasts.audit_forecasts`, before any confirm
+    run), with the study's prior and without it (``prior_trials=0``): per variant, the
+    probability each reaching check gave its true crossing (``probability_by_truth``; below
+    the pruner's ε, the pruner could have stopped it), whether it was of a near-best
+    configuration, and the share of the run it was cut at.
     """
     with tempfile.TemporaryDirectory(prefix="convtune-replay-") as checkpoints:
         if resume and not spec.checkpoint_dir:
@@ -642,6 +649,7 @@ def replay_study(
             confirm_seeds=confirm_seeds,
             confirm_rounds=confirm_rounds,
             promote=promote,
+            audit=audit,
         )
 
 
@@ -671,6 +679,7 @@ def _replay_study(
     confirm_seeds: int = 0,
     confirm_rounds: int = 1,
     promote: float | None = None,
+    audit: bool = False,
 ) -> dict[str, Any]:
     from convtune.study.objective import PROMOTED_FROM_ATTR, RESUMED_AT_ATTR, RESUMED_FROM_ATTR, Objective
     from convtune.study.promotion import promote as promote_paused
@@ -765,6 +774,7 @@ def _replay_study(
             break
         if cost > 0:
             cost_by_end[kind] = cost_by_end.get(kind, 0.0) + cost
+    audited = _audit(study, spec, configs, near_best_keys) if audit else None
     trials = records(study)
     trained = [t for t in trials if t.status in TRAINED]
     stopped = [t for t in trained if t.status is TrialStatus.STOPPED]
@@ -866,8 +876,34 @@ def _replay_study(
         "near_best_stop_reasons": [t.reason for t in near_stopped],
         "near_best_configurations": near_configs,
         "cost_by_end": cost_by_end,
+        **({"audit": audited} if audited is not None else {}),
         **confirmed,
     }
+
+
+def _audit(
+    study: optuna.Study, spec: StudySpec, configs: Mapping[int, ConfigKey], near_best_keys: set[ConfigKey]
+) -> dict[str, Any]:
+    """What ``replay_study(audit=True)`` records: the forecasts' check, with and without the prior."""
+    from convtune.report.forecasts import audit_forecasts
+
+    out: dict[str, Any] = {}
+    no_prior = spec.model_copy(
+        update={"pruner": "time_to_target", "pruner_options": {**spec.pruner_options, "prior_trials": 0}}
+    )
+    for name, variant in (("prior", spec), ("no_prior", no_prior)):
+        result = audit_forecasts(study, variant)
+        reached = [c for c in result.checks if c.reached]
+        out[name] = {
+            "epsilon": result.epsilon,
+            "checked": result.checked,
+            "not_reached_checks": len(result.checks) - len(reached),
+            "called": sum(c.called_not_within for c in result.checks if not c.reached),
+            "probability_by_truth": [round(c.probability_by_truth, 5) for c in reached],
+            "near_best": [configs.get(c.trial) in near_best_keys for c in reached],
+            "cut": [c.cut for c in reached],
+        }
+    return out
 
 
 def replay(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from optuna.trial import FrozenTrial, TrialState
 
-from convtune.config.record import TrialRecord, TrialStatus, step_scale
+from convtune.config.record import TrialRecord, TrialStatus, cost_unit, step_scale
 from convtune.curves import Forecast, LRSchedule, time_to_target
 from convtune.pruners import TimeToTargetPruner
 
@@ -57,7 +57,8 @@ class ForecastCheck:
     ``seen`` is the cost of the last report the forecast used, ``end`` where the trial's run was
     to end (the nearer of its schedule's horizon and ``max_cost``), ``truth`` the measured
     crossing (``inf``: it did not reach by ``end``). Costs are in report steps (samples, or
-    milliseconds of time).
+    milliseconds of time), as the trial reported them; :meth:`ForecastAudit.to_dict` gives them
+    in the study's unit.
     """
 
     trial: int
@@ -158,6 +159,7 @@ class ForecastAudit:
     no_plan: int = 0
     level: float = 0.8
     notes: list[str] = field(default_factory=list)
+    cost: str = "samples"
 
     def summary(self, cut: float) -> CutSummary:
         at = [c for c in self.checks if c.cut == cut]
@@ -203,7 +205,15 @@ class ForecastAudit:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The document ``convtune study forecasts --json`` prints; costs in the study's unit
+        (samples, or seconds), ``null`` for never."""
+        scale = step_scale(self.cost)
+
+        def in_unit(cost: float) -> float | None:
+            return cost / scale if math.isfinite(cost) else None
+
         return {
+            "cost_unit": cost_unit(self.cost),
             "trained": self.trained,
             "checked": self.checked,
             "stopped_unknown": self.stopped,
@@ -217,12 +227,12 @@ class ForecastAudit:
                 {
                     "trial": c.trial,
                     "cut": c.cut,
-                    "seen": c.seen,
-                    "end": c.end,
-                    "truth": c.truth if c.reached else None,
-                    "estimate": c.forecast.estimate if math.isfinite(c.forecast.estimate) else None,
-                    "low": c.forecast.low if math.isfinite(c.forecast.low) else None,
-                    "high": c.forecast.high if math.isfinite(c.forecast.high) else None,
+                    "seen": in_unit(c.seen),
+                    "end": in_unit(c.end),
+                    "truth": in_unit(c.truth),
+                    "estimate": in_unit(c.forecast.estimate),
+                    "low": in_unit(c.forecast.low),
+                    "high": in_unit(c.forecast.high),
                     "probability": None if math.isnan(c.forecast.probability) else c.forecast.probability,
                     "probability_by_truth": None
                     if math.isnan(c.probability_by_truth)
@@ -305,5 +315,6 @@ def audit_forecasts(study: optuna.Study, spec: StudySpec, cuts: Sequence[float] 
         stopped=stopped,
         no_plan=no_plan,
         level=checks[0].forecast.level if checks else 0.8,
+        cost=spec.cost,
         notes=notes,
     )

@@ -13,7 +13,7 @@ from convtune.cli import main
 from convtune.config.recipe import Recipe
 from convtune.config.target import Target
 from convtune.errors import ConfigError
-from convtune.replay import ReplayExecutor, load_grid, replay, replay_spec, summarize
+from convtune.replay import ReplayExecutor, load_grid, replay, replay_spec, replay_study, summarize
 from convtune.training.engine import EngineConfig, Progress
 
 GRID = Path(__file__).resolve().parents[1] / "data" / "tiny_grid.jsonl"
@@ -350,3 +350,21 @@ def test_the_readme_replay_example_prints_the_table_the_readme_shows(
     assert done.value.code in (0, None)
     printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
     assert printed == [line for line in shown.splitlines() if line.startswith("|")]
+
+
+def test_a_replay_can_check_the_study_s_own_forecasts_with_and_without_its_prior() -> None:
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    row = replay_study(grid, spec, seed=0, budget=5, pruner="none", audit=True)
+    audit = row["audit"]
+    assert set(audit) == {"prior", "no_prior"}
+    for variant in audit.values():
+        n = len(variant["probability_by_truth"])
+        # Unpruned, every trained trial has a known outcome: each reaching check is recorded.
+        assert variant["checked"] >= 1 and n == len(variant["near_best"]) == len(variant["cut"]) >= 1
+        assert all(0.0 <= p <= 1.0 for p in variant["probability_by_truth"])
+        assert set(variant["cut"]) <= {0.1, 0.25, 0.5}
+    # The prior is what differs: the same checks, other probabilities.
+    assert audit["prior"]["cut"] == audit["no_prior"]["cut"]
+    assert audit["prior"]["probability_by_truth"] != audit["no_prior"]["probability_by_truth"]
+    assert "audit" not in replay_study(grid, spec, seed=0, budget=5, pruner="none")
