@@ -218,6 +218,25 @@ def test_oracles_replay_by_name_and_table_beside_baselines_stored_in_another_fil
     assert cells[3].endswith(f"({int(bool(row['hit']))}/1)")
 
 
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_audited_replays_table_the_forecasts_low_tail_with_and_without_the_prior(tmp_path: Path) -> None:
+    out = tmp_path / "audit.jsonl.gz"
+    done = _run(tmp_path, "--out", str(out), "--methods", "tpe/none", "--audit", "--audit-table")
+    assert done.returncode == 0, done.stderr[-2000:]
+    with gzip.open(out, "rt") as f:
+        (row,) = [json.loads(line) for line in f]
+    probs = row["audit"]["prior"]["probability_by_truth"]
+    lines = [x for x in done.stdout.splitlines() if x.startswith(f"| {WORKLOAD} | tpe/none | ")]
+    assert [x.split("|")[3].strip() for x in lines] == ["with", "without"]
+    cells = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert cells[3].startswith(f"{len(probs)} (")
+    below = sum(p < 0.5 for p in probs) / len(probs) if probs else None
+    assert cells[8] == (f"{below:.1%}" if probs else "–")
+    # Asked again with --audit, the audited row counts as done; without it, a row lacks the audit.
+    again = _run(tmp_path, "--out", str(out), "--methods", "tpe/none", "--audit")
+    assert "0 studies to run" in again.stderr
+
+
 def _gzip_members(path: Path) -> int:
     import zlib
 

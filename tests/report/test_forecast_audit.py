@@ -144,7 +144,9 @@ def test_the_command_prints_the_checks_of_a_real_study(
         assert check["seen"] <= check["cut"] * check["end"]
 
 
-def test_an_unknown_study_is_a_one_line_error(capsys: pytest.CaptureFixture[str], tiny_study: TinyStudy) -> None:
+def test_an_unknown_study_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], tiny_study: TinyStudy
+) -> None:
     code, out, err = cli(capsys, "study", "forecasts", "no-such-study", "--storage", tiny_study.url)
     assert code == 2 and "no-such-study" in err and "Traceback" not in err
 
