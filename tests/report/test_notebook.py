@@ -52,6 +52,7 @@ def test_notebook_runs_on_a_small_study(
         for o in c.outputs
     )
     assert f"study {tiny_study.name}: target accuracy>=0.9" in text
+    assert "**Forecasts on this study:** no trial that reached" in text  # both tiny trials: steady
     assert any("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     for name in ("best.yaml", "best.json", "best.hf.json", "best.py"):
         assert (out / name).is_file(), name
