@@ -382,7 +382,7 @@ class TimeToTargetPruner(BasePruner):
 
         Its reports up to ``cost``, its schedule, and the prior from the study's finished trials
         (``finished``, else read from ``study``) *other than* ``trial``: a trial's own outcome
-        never informs the forecast it is judged by. :func:`convtune.report.audit_forecasts`
+        never informs the forecast it is judged by. :func:`convtune.audit_forecasts`
         scores these against how trials really ended.
         """
         costs, values = _curve(trial)

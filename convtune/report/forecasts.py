@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -268,7 +269,11 @@ def audit_forecasts(study: optuna.Study, spec: StudySpec, cuts: Sequence[float] 
     forecast from what they had reported by then; cuts past a trial's crossing, or before its
     first report, are skipped (nothing to forecast). Never trains anything; a few ms per check.
     """
-    pruner = TimeToTargetPruner.for_spec(spec, **spec.pruner_options)
+    with warnings.catch_warnings():
+        # A spec naming a deprecated pruner was warned about when its study ran; `best` and the
+        # dashboard note, which call this, should not repeat it.
+        warnings.simplefilter("ignore", FutureWarning)
+        pruner = TimeToTargetPruner.for_spec(spec, **spec.pruner_options)
     max_cost = spec.max_cost * step_scale(spec.cost) if math.isfinite(spec.max_cost) else math.inf
     finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     checks: list[ForecastCheck] = []
