@@ -735,6 +735,8 @@ def study_forecasts(
 
 
 def _print_forecasts(study: Any, spec: Any, audit: Any) -> None:
+    from convtune.config.record import cost_unit, step_scale
+
     def share(k: int, n: int) -> str:
         return f"{k} of {n}" if n else "–"
 
@@ -760,7 +762,11 @@ def _print_forecasts(study: Any, spec: Any, audit: Any) -> None:
             "–" if math.isnan(row.median_error) else f"{row.median_error:.2f}",
             share(row.within, row.n_reached),
             share(row.covered, row.n_reached),
-            "–" if math.isnan(row.late_ratio) else f"{row.late_ratio:.2f}",
+            "–"
+            if math.isnan(row.late_ratio)
+            else f"{row.late_ratio:.2f}"
+            if row.late_ratio < 100
+            else "≥ 100",
             f"trial {far}" if far else ("none" if row.n_reached else "–"),
             str(row.n_not_reached),
             share(row.called, row.n_not_reached),
@@ -772,6 +778,19 @@ def _print_forecasts(study: Any, spec: Any, audit: Any) -> None:
     console.print(table)
     colour = "yellow" if audit.far_tail else "green"
     console.print(f"[bold {colour}]{audit.verdict()}[/]", soft_wrap=True, highlight=False)
+    scale, unit = step_scale(spec.cost), cost_unit(spec.cost)
+    for check in audit.checks:
+        if check.in_far_tail(audit.epsilon):
+            f = check.forecast
+            said = "not within the run" if check.called_not_within else readable(f.estimate / scale)
+            console.print(
+                f"  trial {check.trial}, from {check.cut:.0%} of its run ({readable(check.seen / scale)} {unit}): "
+                f"forecast {said} ({audit.level:.0%} interval "
+                f"{readable(f.low / scale)}–{readable(f.high / scale)}), {check.probability_by_truth:.2g} of "
+                f"crossing by {readable(check.truth / scale)}, where it crossed",
+                soft_wrap=True,
+                highlight=False,
+            )
     for note in audit.notes:
         console.print(f"note: {note}", soft_wrap=True, highlight=False)
     console.print(

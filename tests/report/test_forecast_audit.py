@@ -165,6 +165,11 @@ def test_best_and_the_dashboard_note_say_when_a_winner_fell_in_a_forecast_s_far_
     code, out, err = cli(capsys, "study", "best", "known", "--storage", url)
     assert code == 0, err
     assert "forecasts: trial(s) 3 reached the target" in out and "convtune study forecasts known" in out
+    code, out, err = cli(capsys, "study", "forecasts", "known", "--storage", url)
+    assert code == 0, err
+    # Each far-tail check is spelled out: where the forecast was made, what it said, where the trial crossed.
+    assert "trial 3, from 25% of its run (2,000 samples): forecast not within the run" in out
+    assert "of crossing by 7,156, where it crossed" in out
     code, out, err = cli(capsys, "study", "best", "known", "--storage", url, "--json")
     assert code == 0, err
     assert json.loads(out)["forecasts"] == {
