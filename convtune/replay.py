@@ -632,8 +632,9 @@ def replay_study(
     whose outcome is known (:func:`convtune.report.forecasts.audit_forecasts`, before any confirm
     run), with the study's prior and without it (``prior_trials=0``): per variant, the
     probability each reaching check gave its true crossing (``probability_by_truth``; below
-    the pruner's ε, the pruner could have stopped it), whether it was of a near-best
-    configuration, and the share of the run it was cut at.
+    the pruner's ε, the pruner could have stopped it) and of reaching within the run at all
+    (``probability``; their ratio is where the crossing fell given that it came), whether it was
+    of a near-best configuration, and the share of the run it was cut at.
     """
     with tempfile.TemporaryDirectory(prefix="convtune-replay-") as checkpoints:
         if resume and not spec.checkpoint_dir:
@@ -900,6 +901,7 @@ def _audit(
             "not_reached_checks": len(result.checks) - len(reached),
             "called": sum(c.called_not_within for c in result.checks if not c.reached),
             "probability_by_truth": [round(c.probability_by_truth, 5) for c in reached],
+            "probability": [round(c.forecast.probability, 5) for c in reached],
             "near_best": [configs.get(c.trial) in near_best_keys for c in reached],
             "cut": [c.cut for c in reached],
         }

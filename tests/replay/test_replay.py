@@ -363,6 +363,9 @@ def test_a_replay_can_check_the_study_s_own_forecasts_with_and_without_its_prior
         # Unpruned, every trained trial has a known outcome: each reaching check is recorded.
         assert variant["checked"] >= 1 and n == len(variant["near_best"]) == len(variant["cut"]) >= 1
         assert all(0.0 <= p <= 1.0 for p in variant["probability_by_truth"])
+        # Crossing by the true time is one way of reaching within the run: never more likely.
+        pairs = zip(variant["probability_by_truth"], variant["probability"], strict=True)
+        assert all(by_truth <= reach + 1e-9 for by_truth, reach in pairs)
         assert set(variant["cut"]) <= {0.1, 0.25, 0.5}
     # The prior is what differs: the same checks, other probabilities.
     assert audit["prior"]["cut"] == audit["no_prior"]["cut"]
