@@ -35,6 +35,7 @@ PRUNER_OPTIONS = (
     "steady_reports",
     "reach_max_lowering",
     "require_behind",
+    "self_check",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

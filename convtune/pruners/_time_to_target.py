@@ -250,6 +250,14 @@ class TimeToTargetPruner(BasePruner):
             was calibrated on, nearly every near-best configuration it stopped was one forecast
             against the incumbent (docs/benchmarks.md, "Pruners on workloads they were not tuned
             on"). :data:`DEFAULT_REQUIRE_BEHIND` (on); ``False`` restores the one-forecast stop.
+        self_check:
+            Distrust the forecast on this study's own evidence: once a trial that reached the
+            target is found where a forecast at one of its rungs (made as a decision then would
+            have made it, with the prior from the other finished trials) gave its crossing less
+            than ``epsilon``, no trial of the study is stopped by a forecast any more (reason
+            ``forecast-distrusted``); the exact stops (``slower-than-measured-best``,
+            ``max-cost``, ``diverged``) remain. Off by default; ``convtune study forecasts``
+            reports the same evidence after the fact.
     """
 
     def __init__(
@@ -269,6 +277,7 @@ class TimeToTargetPruner(BasePruner):
         epsilon_before_incumbent: float | None = None,
         reach_max_lowering: float | None = None,
         require_behind: bool = DEFAULT_REQUIRE_BEHIND,
+        self_check: bool = False,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -308,6 +317,10 @@ class TimeToTargetPruner(BasePruner):
         if require_behind not in (True, False):  # a spec's option arrives as 1.0; 2 is a typo
             raise ValueError(f"require_behind must be true or false, got {require_behind!r}")
         self._require_behind = bool(require_behind)
+        if self_check not in (True, False):
+            raise ValueError(f"self_check must be true or false, got {self_check!r}")
+        self._self_check = bool(self_check)
+        self._tail_missed: dict[tuple[Any, ...], bool] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -392,6 +405,37 @@ class TimeToTargetPruner(BasePruner):
         others = [s for s in self._summaries(study.study_name, finished) if s.number != trial.number]
         return self._forecast(trial, self._prior(others), costs[seen], values[seen])
 
+    def _forecasts_missed(self, study_name: str, finished: Sequence[FrozenTrial]) -> bool:
+        """Whether a finished trial that reached the target did so where a forecast at one of its
+        rungs gave that less than ``epsilon``. Cached per trial and prior, so the same storage
+        contents give the same answer in every worker."""
+        summaries = self._summaries(study_name, finished)
+        for trial, summary in zip(finished, summaries, strict=True):
+            if not math.isfinite(summary.time_to_target):
+                continue
+            others = [s for s in summaries if s.number != trial.number]
+            sources = tuple(s.number for s in self._prior_sources(others))
+            key = (study_name, trial.number, str(trial.datetime_start), sources)
+            if key not in self._tail_missed:
+                if len(self._tail_missed) > 65536:
+                    self._tail_missed.clear()
+                prior = self._prior(others)
+                costs, values = _curve(trial)
+                missed = False
+                for i in range(max(self._n_warmup_reports, 1), costs.size + 1):
+                    if costs[i - 1] >= summary.time_to_target:
+                        break
+                    if not self._at_rung(costs[:i]):
+                        continue
+                    forecast = self._forecast(trial, prior, costs[:i], values[:i])
+                    if reach_probability(forecast, summary.time_to_target) < self._epsilon:
+                        missed = True
+                        break
+                self._tail_missed[key] = missed
+            if self._tail_missed[key]:
+                return True
+        return False
+
     def _finished_trials(self, study: optuna.study.Study) -> list[FrozenTrial]:
         return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
 
@@ -434,16 +478,22 @@ class TimeToTargetPruner(BasePruner):
         probability = reach_probability(forecast, bar)
         steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
         alone = not (self._require_behind and math.isfinite(incumbent))
-        if probability < threshold and not steady and alone:
-            return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
         behind_threshold = self._epsilon_behind / rungs
-        if self._epsilon_behind > 0 and not steady:
-            if probability < behind_threshold and _behind_median(
-                summaries, costs[-1], self._target.gap(values[-1])
-            ):
-                return PruneDecision(
-                    True, "behind-and-unlikely", forecast, incumbent, probability, behind_threshold
-                )
+        stop_alone = probability < threshold and not steady and alone
+        stop_behind = (
+            self._epsilon_behind > 0
+            and not steady
+            and probability < behind_threshold
+            and _behind_median(summaries, costs[-1], self._target.gap(values[-1]))
+        )
+        if (stop_alone or stop_behind) and self._self_check and self._forecasts_missed(study_name, finished):
+            return PruneDecision(False, "forecast-distrusted", forecast, incumbent, probability, 0.0)
+        if stop_alone:
+            return PruneDecision(True, reason, forecast, incumbent, probability, threshold)
+        if stop_behind:
+            return PruneDecision(
+                True, "behind-and-unlikely", forecast, incumbent, probability, behind_threshold
+            )
         if not alone:
             # The forecast-alone bound was not applied, so do not report it: the one a
             # probability was held to here is the equal-cost rule's (0 when that rule is off).
@@ -555,18 +605,24 @@ class TimeToTargetPruner(BasePruner):
         gaps = np.array([self._target.gap(float(v)) for v in values])
         return _Finished(trial.number, ttt, fit, costs, gaps)
 
-    def _prior(self, summaries: Sequence[_Finished]) -> CurvePrior | None:
+    def _prior_sources(self, summaries: Sequence[_Finished]) -> list[_Finished]:
+        """The finished trials the prior is fitted to (none: no prior)."""
         if self._prior_trials <= 0:
-            return None
+            return []
         usable = [s for s in summaries if s.fit is not None]
         if len(usable) < 2:
             # One curve says nothing of how curves differ between configurations: its spread is
             # only the floors, set by its own late wiggle. In a demo study a lone LAMB curve that
             # levelled off at 2.19 (±0.016) made the next trial, AdamW two evaluations from the
             # target, "never reach" it, and stopped it.
-            return None
+            return []
         usable.sort(key=lambda s: (s.time_to_target, s.final_gap, s.number))
-        chosen = usable[: self._prior_trials]
+        return usable[: self._prior_trials]
+
+    def _prior(self, summaries: Sequence[_Finished]) -> CurvePrior | None:
+        chosen = self._prior_sources(summaries)
+        if not chosen:
+            return None
         key = tuple((s.fit.kind, s.number, s.fit.params) for s in chosen)  # type: ignore[union-attr]
         if key not in self._priors:
             if len(self._priors) > 1024:

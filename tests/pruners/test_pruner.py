@@ -504,3 +504,43 @@ def test_spec_pruner_options_reach_the_pruner_and_name_its_arguments() -> None:
     assert "pruner_options" not in StudySpec.from_dict(spec).to_dict()
     keywords = set(inspect.signature(TimeToTargetPruner).parameters) - {"target", "max_cost"}
     assert set(PRUNER_OPTIONS) == keywords
+
+
+def late_bloomer_trial() -> FrozenTrial:
+    """A finished trial flat far above the target until 35,000, then past it at 36,000."""
+    costs = list(range(EVERY, 36 * EVERY + 1, EVERY))
+    values = [2.6 + 0.001 * (i % 2) for i in range(len(costs) - 1)] + [1.85]
+    return optuna.trial.create_trial(
+        state=TrialState.COMPLETE,
+        value=time_to_target(costs, values, TARGET),
+        intermediate_values=dict(zip(costs, values, strict=True)),
+    )
+
+
+def test_self_check_stops_no_trial_by_a_forecast_once_a_winner_fell_in_a_forecasts_far_tail() -> None:
+    study, incumbent = three_finished_trials()
+    hopeless = (0.001, 2.2)  # levels off above the target: the forecast stops it early
+
+    def first_stop(pruner: TimeToTargetPruner) -> tuple[int, PruneDecision]:
+        for i, _, decision in probe(pruner, study, *hopeless):
+            if decision.prune:
+                return i, decision
+        raise AssertionError("never stopped")
+
+    # The three finished trials were steady: their forecasts held, so self_check changes nothing.
+    i, decision = first_stop(TimeToTargetPruner(TARGET, self_check=True))
+    assert (i, decision.reason) == first_stop(TimeToTargetPruner(TARGET))[:1] + (decision.reason,)
+    assert decision.reason == "behind-and-unlikely" and i * EVERY < incumbent
+
+    # A trial reached the target where its forecasts had given that (almost) no chance: on this
+    # study the forecast is no longer trusted to stop anything; the exact stop still does.
+    study.add_trial(late_bloomer_trial())
+    plain_i, plain = first_stop(TimeToTargetPruner(TARGET))
+    assert plain.reason == "behind-and-unlikely" and plain_i == i
+    checked = TimeToTargetPruner(TARGET, self_check=True)
+    reasons = [d.reason for _, _, d in probe(checked, study, *hopeless)]
+    assert "forecast-distrusted" in reasons
+    assert reasons[-1] == "slower-than-measured-best"
+    assert not any(r in ("behind-and-unlikely", "cannot-beat-incumbent") for r in reasons)
+    with pytest.raises(ValueError, match="self_check"):
+        TimeToTargetPruner(TARGET, self_check=2)  # type: ignore[arg-type]
