@@ -47,7 +47,7 @@ from convtune.config.spec import StudySpec
 from convtune.config.target import Target
 from convtune.curves import time_to_target
 from convtune.errors import ConfigError
-from convtune.pruners import STOP_PROBABILITY_ATTR, GapPruner
+from convtune.pruners import DISTRUSTED_ATTR, STOP_PROBABILITY_ATTR, GapPruner
 from convtune.training.engine import EngineConfig, Progress, RunResult
 
 GRID_VERSION = 1
@@ -871,6 +871,8 @@ def _replay_study(
         "pick_ratio": truth[pick] / best if pick is not None and best > 0 else math.inf,
         "resumed": sum(1 for t in trials if t.attrs.get(RESUMED_FROM_ATTR) is not None),
         "promoted": sum(1 for t in trials if t.attrs.get(PROMOTED_FROM_ATTR) is not None),
+        # Trials ``self_check`` kept from a forecast stop (the study's forecasts were distrusted).
+        "forecast_distrusted": sum(1 for t in trials if DISTRUSTED_ATTR in t.attrs),
         "near_best_paused_for_good": paused_for_good,
         "stop_probabilities": [t.attrs.get(STOP_PROBABILITY_ATTR) for t in stopped],
         "stop_reasons": [t.reason for t in stopped],

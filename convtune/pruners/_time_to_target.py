@@ -32,6 +32,8 @@ STOP_PROBABILITY_ATTR = "stop_probability"
 """User attr set on every trial the pruner stops: the probability the stop was decided on."""
 STOP_THRESHOLD_ATTR = "stop_threshold"
 """User attr set beside it: the per-rung threshold that probability fell below."""
+DISTRUSTED_ATTR = "forecast_distrusted"
+"""User attr set on a trial that ``self_check`` kept from a forecast stop: the probability."""
 DEFAULT_EPSILON = 0.01
 """The whole-life probability budget of a trial: the safest setting, which leave-one-workload-out
 replays over the 11 corpus workloads fall back to in 9 folds, where no setting kept every other
@@ -361,6 +363,10 @@ class TimeToTargetPruner(BasePruner):
 
     def prune(self, study: optuna.study.Study, trial: FrozenTrial) -> bool:
         decision = self.decide(study, trial)
+        if decision.reason == "forecast-distrusted":
+            write_stored_trial(
+                study._storage, trial._trial_id, {DISTRUSTED_ATTR: _json_float(decision.probability)}
+            )
         if decision.prune:
             # The user attrs say on what each stop was decided (tests and audits read them).
             write_stored_trial(
