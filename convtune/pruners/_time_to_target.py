@@ -323,6 +323,7 @@ class TimeToTargetPruner(BasePruner):
             raise ValueError(f"self_check must be true or false, got {self_check!r}")
         self._self_check = bool(self_check)
         self._tail_missed: dict[tuple[Any, ...], bool] = {}
+        self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
         self.n_fits = 0
@@ -409,7 +410,24 @@ class TimeToTargetPruner(BasePruner):
         if finished is None:
             finished = self._finished_trials(study)
         others = [s for s in self._summaries(study.study_name, finished) if s.number != trial.number]
-        return self._forecast(trial, self._prior(others), costs[seen], values[seen])
+        # A finished trial's prefix and the prior's sources decide the forecast: kept, so checking
+        # a growing study again (the dashboard note does, after every trial) forecasts only what changed.
+        key = (
+            study.study_name,
+            trial.number,
+            str(trial.datetime_start),
+            int(np.count_nonzero(seen)),
+            tuple(s.number for s in self._prior_sources(others)),
+        )
+        if trial.state is not TrialState.COMPLETE:
+            return self._forecast(trial, self._prior(others), costs[seen], values[seen])
+        if key not in self._prefix_forecasts:
+            if len(self._prefix_forecasts) > 65536:
+                self._prefix_forecasts.clear()
+            self._prefix_forecasts[key] = self._forecast(
+                trial, self._prior(others), costs[seen], values[seen]
+            )
+        return self._prefix_forecasts[key]
 
     def _forecasts_missed(self, study_name: str, finished: Sequence[FrozenTrial]) -> bool:
         """Whether a finished trial that reached the target did so where a forecast at one of its

@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import warnings
@@ -261,6 +262,23 @@ def _curve(trial: FrozenTrial) -> tuple[list[float], list[float]]:
     return [c for c, _ in items], [v for _, v in items]
 
 
+@functools.lru_cache(maxsize=8)
+def _pruner(
+    target: str, cost: str, max_cost: float, options: tuple[tuple[str, float], ...], name: str
+) -> TimeToTargetPruner:
+    """The pruner a spec names, kept between calls: it caches what it learned from each finished
+    trial, so the dashboard note, which checks the forecasts after every trial, fits each finished
+    curve once, not once per trial."""
+    from convtune.config.spec import StudySpec
+
+    spec = StudySpec.model_construct(target=target, cost=cost, max_cost=max_cost, pruner=name)
+    with warnings.catch_warnings():
+        # A spec naming a deprecated pruner was warned about when its study ran; `best` and the
+        # dashboard note, which call this, should not repeat it.
+        warnings.simplefilter("ignore", FutureWarning)
+        return TimeToTargetPruner.for_spec(spec, **dict(options))
+
+
 def audit_forecasts(study: optuna.Study, spec: StudySpec, cuts: Sequence[float] = CUTS) -> ForecastAudit:
     """Check the forecasts the pruner would have made on the trials whose outcome is known.
 
@@ -269,11 +287,9 @@ def audit_forecasts(study: optuna.Study, spec: StudySpec, cuts: Sequence[float] 
     forecast from what they had reported by then; cuts past a trial's crossing, or before its
     first report, are skipped (nothing to forecast). Never trains anything; a few ms per check.
     """
-    with warnings.catch_warnings():
-        # A spec naming a deprecated pruner was warned about when its study ran; `best` and the
-        # dashboard note, which call this, should not repeat it.
-        warnings.simplefilter("ignore", FutureWarning)
-        pruner = TimeToTargetPruner.for_spec(spec, **spec.pruner_options)
+    pruner = _pruner(
+        spec.target, spec.cost, spec.max_cost, tuple(sorted(spec.pruner_options.items())), spec.pruner
+    )
     max_cost = spec.max_cost * step_scale(spec.cost) if math.isfinite(spec.max_cost) else math.inf
     finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     checks: list[ForecastCheck] = []
