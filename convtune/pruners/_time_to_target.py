@@ -322,7 +322,6 @@ class TimeToTargetPruner(BasePruner):
         if self_check not in (True, False):
             raise ValueError(f"self_check must be true or false, got {self_check!r}")
         self._self_check = bool(self_check)
-        self._tail_missed: dict[tuple[Any, ...], bool] = {}
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -406,58 +405,55 @@ class TimeToTargetPruner(BasePruner):
         scores these against how trials really ended.
         """
         costs, values = _curve(trial)
-        seen = costs <= cost
+        seen = int(np.count_nonzero(costs <= cost))
         if finished is None:
             finished = self._finished_trials(study)
         others = [s for s in self._summaries(study.study_name, finished) if s.number != trial.number]
-        # A finished trial's prefix and the prior's sources decide the forecast: kept, so checking
-        # a growing study again (the dashboard note does, after every trial) forecasts only what changed.
+        if trial.state is not TrialState.COMPLETE:
+            return self._forecast(trial, self._prior(others), costs[:seen], values[:seen])
+        return self._finished_prefix_forecast(study.study_name, trial, seen, others)
+
+    def _finished_prefix_forecast(
+        self, study_name: str, trial: FrozenTrial, n: int, others: Sequence[_Finished]
+    ) -> Forecast:
+        """A finished trial's forecast from its first ``n`` reports, the prior from ``others``.
+
+        Those and the prior's sources decide it, so it is kept: checking a growing study again
+        (the dashboard note does, after every trial; ``self_check`` at each would-be stop)
+        forecasts only what changed, and the same storage contents give the same answer in every
+        worker.
+        """
         key = (
-            study.study_name,
+            study_name,
             trial.number,
             str(trial.datetime_start),
-            int(np.count_nonzero(seen)),
+            n,
             tuple(s.number for s in self._prior_sources(others)),
         )
-        if trial.state is not TrialState.COMPLETE:
-            return self._forecast(trial, self._prior(others), costs[seen], values[seen])
         if key not in self._prefix_forecasts:
             if len(self._prefix_forecasts) > 65536:
                 self._prefix_forecasts.clear()
-            self._prefix_forecasts[key] = self._forecast(
-                trial, self._prior(others), costs[seen], values[seen]
-            )
+            costs, values = _curve(trial)
+            self._prefix_forecasts[key] = self._forecast(trial, self._prior(others), costs[:n], values[:n])
         return self._prefix_forecasts[key]
 
     def _forecasts_missed(self, study_name: str, finished: Sequence[FrozenTrial]) -> bool:
         """Whether a finished trial that reached the target did so where a forecast at one of its
-        rungs gave that less than ``epsilon``. Cached per trial and prior, so the same storage
-        contents give the same answer in every worker."""
+        rungs gave that less than ``epsilon``."""
         summaries = self._summaries(study_name, finished)
         for trial, summary in zip(finished, summaries, strict=True):
             if not math.isfinite(summary.time_to_target):
                 continue
             others = [s for s in summaries if s.number != trial.number]
-            sources = tuple(s.number for s in self._prior_sources(others))
-            key = (study_name, trial.number, str(trial.datetime_start), sources)
-            if key not in self._tail_missed:
-                if len(self._tail_missed) > 65536:
-                    self._tail_missed.clear()
-                prior = self._prior(others)
-                costs, values = _curve(trial)
-                missed = False
-                for i in range(max(self._n_warmup_reports, 1), costs.size + 1):
-                    if costs[i - 1] >= summary.time_to_target:
-                        break
-                    if not self._at_rung(costs[:i]):
-                        continue
-                    forecast = self._forecast(trial, prior, costs[:i], values[:i])
-                    if reach_probability(forecast, summary.time_to_target) < self._epsilon:
-                        missed = True
-                        break
-                self._tail_missed[key] = missed
-            if self._tail_missed[key]:
-                return True
+            costs = summary.costs
+            for n in range(max(self._n_warmup_reports, 1), costs.size + 1):
+                if costs[n - 1] >= summary.time_to_target:
+                    break
+                if not self._at_rung(costs[:n]):
+                    continue
+                forecast = self._finished_prefix_forecast(study_name, trial, n, others)
+                if reach_probability(forecast, summary.time_to_target) < self._epsilon:
+                    return True
         return False
 
     def _finished_trials(self, study: optuna.study.Study) -> list[FrozenTrial]:
