@@ -36,6 +36,7 @@ PRUNER_OPTIONS = (
     "reach_max_lowering",
     "require_behind",
     "self_check",
+    "comeback_veto",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

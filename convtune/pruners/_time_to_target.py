@@ -280,6 +280,7 @@ class TimeToTargetPruner(BasePruner):
         reach_max_lowering: float | None = None,
         require_behind: bool = DEFAULT_REQUIRE_BEHIND,
         self_check: bool = False,
+        comeback_veto: bool = False,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -322,6 +323,9 @@ class TimeToTargetPruner(BasePruner):
         if self_check not in (True, False):
             raise ValueError(f"self_check must be true or false, got {self_check!r}")
         self._self_check = bool(self_check)
+        if comeback_veto not in (True, False):
+            raise ValueError(f"comeback_veto must be true or false, got {comeback_veto!r}")
+        self._comeback_veto = bool(comeback_veto)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -505,6 +509,7 @@ class TimeToTargetPruner(BasePruner):
             and not steady
             and probability < behind_threshold
             and _behind_median(summaries, costs[-1], self._target.gap(values[-1]))
+            and not (self._comeback_veto and _came_back(summaries, costs[-1], self._target.gap(values[-1]), bar))
         )
         if (stop_alone or stop_behind) and self._self_check and self._forecasts_missed(study_name, finished):
             return PruneDecision(False, "forecast-distrusted", forecast, incumbent, probability, 0.0)
@@ -668,6 +673,18 @@ def _behind_median(summaries: Sequence[_Finished], cost: float, gap: float) -> b
     if len(others) < BEHIND_QUORUM:
         return False
     return gap > float(np.median(others))
+
+
+def _came_back(summaries: Sequence[_Finished], cost: float, gap: float, bar: float) -> bool:
+    """Whether a finished trial that reached the target by ``bar`` stood at least ``gap`` from it
+    at ``cost`` (interpolated between its reports): being that far behind there did not keep it
+    from reaching in time."""
+    for s in summaries:
+        if not s.time_to_target <= bar or not s.costs.size or s.costs[-1] < cost:
+            continue
+        if float(np.interp(cost, s.costs, s.gaps)) >= gap:
+            return True
+    return False
 
 
 def _measured(summaries: Sequence[_Finished]) -> float:
