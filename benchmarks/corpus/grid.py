@@ -322,6 +322,35 @@ _FRESH7 = (
         "val ROC AUC",
     ),
 )  # fmt: skip
+# The eighth batch, defined in session 31 after its check (docs/benchmarks.md, "A finished trial
+# that came back") had been committed, and recorded with nothing scored.
+_FRESH8 = (
+    CorpusWorkload(
+        "set_max", wl.SetMax, "Deep Sets regression over a set of points", "val_mse",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (16, 64), (0, 30),
+        batch_product=True,
+        description="an MLP 2-32-32 per point, mean-pooled, then 32-32-1: the largest product of coordinates "
+        "among 12 points (3000 / 1000), standardised; val MSE",
+    ),
+    CorpusWorkload(
+        "deep_tanh_checker", wl.DeepTanhCheckerboard, "deep narrow tanh MLP, 2-D checkerboard", "accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="four tanh layers of width 24 on a 2 × 2 checkerboard (XOR) in the square (3000 / 1000); accuracy",
+    ),
+    CorpusWorkload(
+        "huber_outliers", wl.HuberOutliers, "robust regression, Huber loss, MAE metric", "val_mae",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        batch_product=True,
+        description="MLP 8-32-1 trained with the Huber loss on targets with Student-t (1.5 df) noise "
+        "(2400 / 800); val MAE",
+    ),
+    CorpusWorkload(
+        "pinball_quantile", wl.PinballQuantile, "quantile regression, pinball loss", "val_pinball",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 6-32-1 predicting the 0.9 quantile of a heteroscedastic target (2400 / 800); "
+        "val pinball loss",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -330,10 +359,11 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     5: tuple(w.name for w in _FRESH5),
     6: tuple(w.name for w in _FRESH6),
     7: tuple(w.name for w in _FRESH7),
+    8: tuple(w.name for w in _FRESH8),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
-    w.name: w for w in _ALL + _FRESH + _FRESH2 + _FRESH3 + _FRESH4 + _FRESH5 + _FRESH6 + _FRESH7
+    w.name: w for w in _ALL + _FRESH + _FRESH2 + _FRESH3 + _FRESH4 + _FRESH5 + _FRESH6 + _FRESH7 + _FRESH8
 }
 
 

@@ -1025,6 +1025,120 @@ class AUCScores(_Classifier):
         return _mlp(16, [32], 2)
 
 
+class SetMax(_Regressor):
+    """A permutation-invariant network (Deep Sets: an MLP 2-32-32 per element, mean-pooled, then
+    32-32-1) reading a set of 12 points in the square and predicting the largest product of a
+    point's coordinates, standardised; 3,000 sets to train on, 1,000 held out; metric val MSE.
+    Recorded in session 31 as the eighth batch of *fresh* workloads: defined after the check it
+    serves had been committed, and nothing scored on them before."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(103)
+        points = rng.uniform(-1.0, 1.0, size=(4000, 12, 2)).astype(np.float32)
+        y = (points[..., 0] * points[..., 1]).max(axis=1)
+        y = ((y - y.mean()) / y.std()).astype(np.float32)
+        super().__init__(*_split(points, y, 0.25, False))
+
+    def build_model(self) -> nn.Module:
+        return _DeepSets(2, 32)
+
+
+class _DeepSets(nn.Module):
+    def __init__(self, features: int, width: int) -> None:
+        super().__init__()
+        self.element = _mlp(features, [width], width)
+        self.head = _mlp(width, [width], 1)
+
+    def forward(self, sets: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.relu(self.element(sets)).mean(dim=1))
+
+
+class DeepTanhCheckerboard(_Classifier):
+    """A deep narrow tanh network (four hidden layers of width 24) on a 2-D checkerboard of 2 × 2
+    squares (an XOR): depth and saturating units make the start slow; 3,000 points to train on, 1,000 held
+    out; metric accuracy. A fresh workload of the eighth batch (see ``SetMax``)."""
+
+    metric = "accuracy"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(89)
+        x = rng.uniform(-1.0, 1.0, size=(4000, 2)).astype(np.float32)
+        cells = (x > 0.0).astype(np.int64)
+        y = ((cells[:, 0] + cells[:, 1]) % 2).astype(np.int64)
+        super().__init__(*_split(x, y, 0.25, True))
+
+    def build_model(self) -> nn.Module:
+        layers: list[nn.Module] = []
+        inputs = 2
+        for _ in range(4):
+            layers += [nn.Linear(inputs, 24), nn.Tanh()]
+            inputs = 24
+        layers.append(nn.Linear(inputs, 2))
+        return nn.Sequential(*layers)
+
+
+class HuberOutliers(_Regressor):
+    """Robust regression: an MLP 8-32-1 trained with the Huber loss on targets whose noise is
+    heavy-tailed (Student t with 1.5 degrees of freedom), scored by the validation mean absolute
+    error, a metric that differs from the loss; 2,400 rows to train on, 800 held out. A fresh
+    workload of the eighth batch (see ``SetMax``)."""
+
+    metric = "val_mae"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(97)
+        x = rng.normal(size=(3200, 8)).astype(np.float32)
+        clean = np.sin(x[:, 0]) + 0.5 * x[:, 1] * x[:, 2] + 0.3 * x[:, 3]
+        y = (clean + 0.3 * rng.standard_t(1.5, size=3200)).astype(np.float32)
+        super().__init__(*_split(x, y, 0.25, False))
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return F.huber_loss(model(inputs).squeeze(-1), targets, delta=0.5)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        predictions = model(self.x_val).squeeze(-1).float()
+        return {"val_mae": (predictions - self.y_val).abs().mean().item()}
+
+    def build_model(self) -> nn.Module:
+        return _mlp(8, [32], 1)
+
+
+class PinballQuantile(_Regressor):
+    """Quantile regression: an MLP 6-32-1 predicting the 0.9 quantile of a target whose noise
+    grows with the first feature, trained and scored with the pinball loss; 2,400 rows to train
+    on, 800 held out; metric val pinball loss. A fresh workload of the eighth batch (see
+    ``SetMax``)."""
+
+    metric = "val_pinball"
+    quantile = 0.9
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(101)
+        x = rng.uniform(-1.0, 1.0, size=(3200, 6)).astype(np.float32)
+        scale = 0.2 + 0.8 * (x[:, 0] + 1.0) / 2.0
+        y = (x[:, 1] - x[:, 2] ** 2 + scale * rng.normal(size=3200)).astype(np.float32)
+        super().__init__(*_split(x, y, 0.25, False))
+
+    def _pinball(self, predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        residual = targets - predictions
+        return torch.maximum(self.quantile * residual, (self.quantile - 1.0) * residual).mean()
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return self._pinball(model(inputs).squeeze(-1), targets)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_pinball": self._pinball(model(self.x_val).squeeze(-1).float(), self.y_val).item()}
+
+    def build_model(self) -> nn.Module:
+        return _mlp(6, [32], 1)
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
