@@ -260,6 +260,13 @@ class TimeToTargetPruner(BasePruner):
             ``forecast-distrusted``); the exact stops (``slower-than-measured-best``,
             ``max-cost``, ``diverged``) remain. Off by default; ``convtune study forecasts``
             reports the same evidence after the fact.
+        comeback_veto:
+            Hold the equal-cost verdict back where the study has seen a comeback: a trial is
+            not stopped as ``behind-and-unlikely`` while a finished trial that reached the
+            target by the bar (the incumbent's time × (1 + ``margin``)) stood at least as far
+            from the target at the same cost. On a curve that sits at chance before it drops,
+            being behind the median there is measurement noise, and the trials that reached
+            first stood there too (docs/benchmarks.md, "A finished trial that came back").
     """
 
     def __init__(
@@ -509,7 +516,9 @@ class TimeToTargetPruner(BasePruner):
             and not steady
             and probability < behind_threshold
             and _behind_median(summaries, costs[-1], self._target.gap(values[-1]))
-            and not (self._comeback_veto and _came_back(summaries, costs[-1], self._target.gap(values[-1]), bar))
+            and not (
+                self._comeback_veto and _came_back(summaries, costs[-1], self._target.gap(values[-1]), bar)
+            )
         )
         if (stop_alone or stop_behind) and self._self_check and self._forecasts_missed(study_name, finished):
             return PruneDecision(False, "forecast-distrusted", forecast, incumbent, probability, 0.0)

@@ -414,3 +414,38 @@ def test_with_require_behind_no_trial_is_stopped_on_its_forecast_alone_once_one_
                 break
         fresh.tell(trial, state=optuna.trial.TrialState.FAIL)
     assert compared > 5
+
+
+def test_comeback_veto_keeps_a_trial_behind_by_no_more_than_a_finished_winner_once_stood() -> None:
+    # The equal-cost verdict says a trial behind the finished trials' median is slow. A finished
+    # trial that stood as far from the target at that cost and still reached first says otherwise
+    # (a plateau before a drop: sparse parity in docs/benchmarks.md). comeback_veto holds the
+    # behind-and-unlikely stop back then; a trial farther behind than any such winner is stopped.
+    costs = [i * EVERY for i in range(1, 9)]
+    late_bloomer = dict(zip(costs, [2.70, 2.69, 2.69, 2.68, 2.30, 1.85, 1.80, 1.78], strict=True))
+    steady = [{c: loss(speed, 2.0, c) for c in costs} for speed in (0.02, 0.03, 0.05)]
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
+    default, veto = (
+        TimeToTargetPruner(TARGET, **plain),
+        TimeToTargetPruner(TARGET, comeback_veto=True, **plain),
+    )
+    with pytest.raises(ValueError, match="comeback_veto"):
+        TimeToTargetPruner(TARGET, comeback_veto=2)
+
+    def decisions(level: float) -> tuple[PruneDecision, PruneDecision]:
+        study = optuna.create_study()
+        for curve in (late_bloomer, *steady):
+            study.add_trial(
+                optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
+            )
+        trial = study.ask()
+        for cost, value in zip(costs[:2], (level + 0.005, level), strict=True):
+            trial.report(value, step=cost)
+        frozen = study._storage.get_trial(trial._trial_id)
+        return default.decide(study, frozen), veto.decide(study, frozen)
+
+    within, beyond = decisions(2.68), decisions(2.75)
+    for by_default, _ in (within, beyond):
+        assert (by_default.prune, by_default.reason) == (True, "behind-and-unlikely"), by_default
+    assert not within[1].prune and within[1].reason == "may-beat-incumbent", within[1]
+    assert (beyond[1].prune, beyond[1].reason) == (True, "behind-and-unlikely"), beyond[1]
