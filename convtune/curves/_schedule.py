@@ -129,6 +129,23 @@ class LRSchedule:
     def from_dict(cls, data: Mapping[str, Any]) -> LRSchedule:
         return cls(np.asarray(data["costs"], dtype=float), np.asarray(data["lrs"], dtype=float))
 
+    @classmethod
+    def from_record(cls, data: Any) -> LRSchedule | None:
+        """The schedule a trial recorded (its ``lr_schedule`` attr), or ``None`` where it recorded
+        none or one that cannot be read (a trial from an older convtune, or not convtune's): the
+        forecast then goes on without it, as for any script that reports no schedule.
+
+        Example:
+            >>> LRSchedule.from_record({"costs": [0, 10], "lrs": [0.1, 0.0]}).horizon, LRSchedule.from_record(None)
+            (10.0, None)
+        """
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            return cls.from_dict(data)
+        except (KeyError, TypeError, ValueError):
+            return None
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LRSchedule):
             return NotImplemented

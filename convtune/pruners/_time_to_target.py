@@ -708,13 +708,7 @@ def _curve(trial: FrozenTrial) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _schedule(trial: FrozenTrial) -> LRSchedule | None:
-    data: Any = TrialRecord.of(trial).schedule
-    if not isinstance(data, dict):
-        return None
-    try:
-        return LRSchedule.from_dict(data)
-    except (KeyError, TypeError, ValueError):
-        return None
+    return LRSchedule.from_record(TrialRecord.of(trial).schedule)
 
 
 def _frozen(study: optuna.study.Study, trial: FrozenTrial | optuna.trial.Trial) -> FrozenTrial:

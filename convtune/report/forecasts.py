@@ -248,13 +248,8 @@ class ForecastAudit:
 def _planned_end(record: TrialRecord, max_cost: float) -> float:
     """Where the trial's run was to end, in report steps: its schedule's horizon, capped by
     ``max_cost`` (``inf`` when neither is known)."""
-    end = max_cost
-    if isinstance(record.schedule, dict):
-        try:
-            end = min(end, LRSchedule.from_dict(record.schedule).horizon)
-        except (KeyError, TypeError, ValueError):
-            pass
-    return end
+    schedule = LRSchedule.from_record(record.schedule)
+    return max_cost if schedule is None else min(max_cost, float(schedule.horizon))
 
 
 def _curve(trial: FrozenTrial) -> tuple[list[float], list[float]]:

@@ -239,7 +239,6 @@ def _forecast_unreached(
         decision = pruner.decide(trial.study, frozen)
         forecast = decision.forecast or pruner.forecast_trial(trial.study, frozen)
         return forecast, f"pruned: {decision.reason}"
-    schedule = TrialRecord.of(trial).schedule
-    schedule = LRSchedule.from_dict(schedule) if schedule else None
+    schedule = LRSchedule.from_record(TrialRecord.of(trial).schedule)
     forecast = forecast_time_to_target(step_costs, values, spec.target_spec, schedule=schedule)
     return forecast, f"pruned by {type(pruner).__name__}"
