@@ -955,6 +955,48 @@ def confirm_compare_table(rows: list[dict[str, Any]], first: str, second: str) -
     return lines
 
 
+def candidate_check_table(rows: list[dict[str, Any]], base: str, candidate: str) -> list[str]:
+    """The bars a candidate pruner setting is held to against the default in the pre-registered
+    checks of docs/benchmarks.md (``self_check``, ``comeback_veto``), per workload on the seeds both
+    ran: hits after the first confirm round ≥ the default's − 1, near-best configurations stopped by
+    a forecast ≤ the default's, and median cost-to-10% ≤ 1.1× the default's where both hit in most
+    seeds (a candidate missing in most seeds where the default hits fails)."""
+    groups: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for row in rows:
+        if "confirm_hit" in row:
+            groups.setdefault((row["grid"], row["method"]), {})[row["seed"]] = row
+    workloads = sorted({w for w, _ in groups if (w, base) in groups and (w, candidate) in groups})
+    lines = [
+        f"### {candidate} against {base} (hits after the first confirm round)",
+        "",
+        "| workload | hits after confirm | near-best stopped by a forecast / trained | median cost-to-10% | "
+        "trials trained (median) | passes |",
+        "|---|---|---|---|---|---|",
+    ]
+    passed = 0
+    for w in workloads:
+        seeds = sorted(set(groups[(w, base)]) & set(groups[(w, candidate)]))
+        cells = []
+        for m in (base, candidate):
+            group = [groups[(w, m)][s] for s in seeds]
+            hits = sum(bool(r.get("confirm_first_hit", r["confirm_hit"])) for r in group)
+            counts = _counts(group)
+            trained = float(np.median([r["trained"] for r in group]))
+            cells.append(
+                (hits, counts["near_configs_forecast"], counts["near_configs"], _cost(group), trained)
+            )
+        (h0, f0, n0, c0, t0), (h1, f1, n1, c1, t1) = cells
+        cost_ok = c1 <= 1.1 * c0 if math.isfinite(c0) and math.isfinite(c1) else not math.isfinite(c0)
+        ok = h1 >= h0 - 1 and f1 <= f0 and cost_ok
+        passed += ok
+        lines.append(
+            f"| {w} | {h0} → {h1} | {f0}/{n0} → {f1}/{n1} | {_fmt(c0)} → {_fmt(c1)} | {t0:g} → {t1:g} "
+            f"| {'yes' if ok else 'NO'} |"
+        )
+    lines += ["", f"Passes on {passed} of {len(workloads)} workloads."]
+    return lines
+
+
 def settings_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list[str]) -> list[str]:
     """Every baseline and setting on every workload (hits, median cost-to-10%), with the near-best
     configurations each stopped over all workloads: by a forecast for convtune's pruner, for any
@@ -1096,6 +1138,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--confirm-seeds-from", type=int, default=0)
     parser.add_argument(
+        "--candidate-check",
+        nargs=2,
+        default=None,
+        metavar=("BASE", "CANDIDATE"),
+        help="a candidate setting against the default by the bars of the pre-registered checks "
+        "(hits after the first confirm round, near-best stopped by a forecast, cost)",
+    )
+    parser.add_argument(
         "--hits-after-confirm",
         action="store_true",
         help="tables (and the fold rule) count the pick after the confirm step as the hit; rows "
@@ -1163,6 +1213,8 @@ def main(argv: list[str] | None = None) -> int:
                 confirm_compare_table(seeds_in(args.confirm_seeds_from, args.seeds), *args.confirm_compare)
             )
         )
+    if args.candidate_check:
+        print("\n" + "\n".join(candidate_check_table(rows, *args.candidate_check)))
     if args.method_table:
         print("\n" + "\n".join(method_table(rows, args.method_table)))
     if args.cost_breakdown:

@@ -151,6 +151,15 @@ def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_pa
         first, every = int(bool(r["confirm_first_hit"])), int(bool(r["confirm_hit"]))
         assert f"| {WORKLOAD} | {r['method']} | {first}/1 | {every}/1 | " in table, table
 
+    # A candidate against the default by the pre-registered checks' bars, from the same rows.
+    base, candidate = METHODS
+    check = _run(tmp_path, "--out", str(out), "--table-only", "--candidate-check", base, candidate)
+    assert check.returncode == 0, check.stderr[-2000:]
+    table = check.stdout.split(f"### {candidate} against {base}")[1]
+    hits = {r["method"]: int(bool(r["confirm_first_hit"])) for r in paired}
+    assert f"| {WORKLOAD} | {hits[base]} → {hits[candidate]} | 0/" in table, table
+    assert "Passes on " in table and " of 1 workloads." in table
+
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
 def test_the_fold_settings_replay_at_another_exact_margin(tmp_path: Path) -> None:
