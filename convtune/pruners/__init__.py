@@ -2,6 +2,7 @@
 
 from convtune.pruners._gap import GapPruner
 from convtune.pruners._time_to_target import (
+    DEFAULT_COMEBACK_VETO,
     DEFAULT_EPSILON,
     DEFAULT_EPSILON_BEHIND,
     DEFAULT_EXACT_MARGIN,
@@ -17,6 +18,7 @@ from convtune.pruners._time_to_target import (
 )
 
 __all__ = [
+    "DEFAULT_COMEBACK_VETO",
     "DEFAULT_EPSILON",
     "DEFAULT_EPSILON_BEHIND",
     "DEFAULT_EXACT_MARGIN",

@@ -57,6 +57,13 @@ by a forecast 3 of 274 against the earlier default's 160 of 290, hits after conf
 earlier default's less one seed on each, and on the 14 seen workloads the same hits (one more on
 one of them) at 1.01x the cost. Without it the one-forecast stop against the incumbent stopped 209
 of 397 near-best configurations on the 15 workloads recorded after its settings were chosen."""
+DEFAULT_COMEBACK_VETO = True
+"""The equal-cost stop holds back for a trial no farther from the target than a finished trial that
+still reached it in time once stood at the same cost. Adopted by a check pre-registered in
+docs/benchmarks.md (session 31, "A finished trial that came back"): on the 27 workloads of batches
+1-7 no workload lost more than one hit, stopped more near-best configurations or cost over 1.1x,
+and on batch 8, recorded after the check was written, near-best configurations stopped by a
+forecast fell from 3 to 2 with hits and cost unchanged."""
 DEFAULT_MARGIN = 0.1
 """Relative slack on the incumbent's time-to-target: a trial is judged on reaching before
 ``incumbent * (1 + margin)``. The incumbent's time is one seed's, and one configuration's seeds
@@ -267,6 +274,8 @@ class TimeToTargetPruner(BasePruner):
             from the target at the same cost. On a curve that sits at chance before it drops,
             being behind the median there is measurement noise, and the trials that reached
             first stood there too (docs/benchmarks.md, "A finished trial that came back").
+            :data:`DEFAULT_COMEBACK_VETO` (on, since session 31); ``False`` restores the plain
+            equal-cost verdict.
     """
 
     def __init__(
@@ -287,7 +296,7 @@ class TimeToTargetPruner(BasePruner):
         reach_max_lowering: float | None = None,
         require_behind: bool = DEFAULT_REQUIRE_BEHIND,
         self_check: bool = False,
-        comeback_veto: bool = False,
+        comeback_veto: bool = DEFAULT_COMEBACK_VETO,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")

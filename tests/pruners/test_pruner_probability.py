@@ -11,6 +11,7 @@ import pytest
 
 from convtune.curves import Forecast
 from convtune.pruners import (
+    DEFAULT_COMEBACK_VETO,
     DEFAULT_MARGIN,
     STOP_PROBABILITY_ATTR,
     STOP_THRESHOLD_ATTR,
@@ -420,15 +421,15 @@ def test_comeback_veto_keeps_a_trial_behind_by_no_more_than_a_finished_winner_on
     # The equal-cost verdict says a trial behind the finished trials' median is slow. A finished
     # trial that stood as far from the target at that cost and still reached first says otherwise
     # (a plateau before a drop: sparse parity in docs/benchmarks.md). comeback_veto holds the
-    # behind-and-unlikely stop back then; a trial farther behind than any such winner is stopped.
+    # behind-and-unlikely stop back then (the default); a trial farther behind than any such
+    # winner is stopped.
     costs = [i * EVERY for i in range(1, 9)]
     late_bloomer = dict(zip(costs, [2.70, 2.69, 2.69, 2.68, 2.30, 1.85, 1.80, 1.78], strict=True))
     steady = [{c: loss(speed, 2.0, c) for c in costs} for speed in (0.02, 0.03, 0.05)]
     plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
-    default, veto = (
-        TimeToTargetPruner(TARGET, **plain),
-        TimeToTargetPruner(TARGET, comeback_veto=True, **plain),
-    )
+    assert DEFAULT_COMEBACK_VETO
+    default = TimeToTargetPruner(TARGET, **plain)
+    plain_verdict = TimeToTargetPruner(TARGET, comeback_veto=False, **plain)
     with pytest.raises(ValueError, match="comeback_veto"):
         TimeToTargetPruner(TARGET, comeback_veto=2)
 
@@ -442,10 +443,10 @@ def test_comeback_veto_keeps_a_trial_behind_by_no_more_than_a_finished_winner_on
         for cost, value in zip(costs[:2], (level + 0.005, level), strict=True):
             trial.report(value, step=cost)
         frozen = study._storage.get_trial(trial._trial_id)
-        return default.decide(study, frozen), veto.decide(study, frozen)
+        return plain_verdict.decide(study, frozen), default.decide(study, frozen)
 
     within, beyond = decisions(2.68), decisions(2.75)
-    for by_default, _ in (within, beyond):
-        assert (by_default.prune, by_default.reason) == (True, "behind-and-unlikely"), by_default
+    for without_veto, _ in (within, beyond):
+        assert (without_veto.prune, without_veto.reason) == (True, "behind-and-unlikely"), without_veto
     assert not within[1].prune and within[1].reason == "may-beat-incumbent", within[1]
     assert (beyond[1].prune, beyond[1].reason) == (True, "behind-and-unlikely"), beyond[1]
