@@ -465,7 +465,7 @@ def _worker_main(
             if os.getppid() != supervisor:  # nobody reads the queue any more: don't wait to flush it
                 shared.events.cancel_join_thread()
             shared.events.close()
-            shared.events.join_thread()
+            _flush_events(shared.events, FLUSH_TIMEOUT_S)
     if code in (2, 130, 143):
         # Stopped, its trial marked and re-queued (or its error sent up): exit now. The
         # interpreter's teardown (torch's modules) takes seconds on a loaded machine, of the ~10 s
@@ -475,6 +475,25 @@ def _worker_main(
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+FLUSH_TIMEOUT_S = 10.0
+"""How long an ending worker waits for its queue's feeder thread to hand its last events to the
+supervisor, which reads them every 0.2 s while the worker lives."""
+
+
+def _flush_events(events: Any, timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for a closed queue's last events to reach the pipe, then stop
+    waiting. ``join_thread`` alone can wait forever: once, in CI, a worker told to stop sat in it
+    for over 60 s after SIGTERM with its feeder thread idle, and the stop never ended. The
+    feeder is the queue's own (``_thread``, private in CPython), so where it is missing the
+    plain join is used."""
+    feeder = getattr(events, "_thread", None)
+    if feeder is not None:
+        feeder.join(timeout)
+        if feeder.is_alive():
+            events.cancel_join_thread()
+    events.join_thread()
 
 
 def _take_slice(piece: Slice) -> bool:
