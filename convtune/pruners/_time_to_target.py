@@ -520,14 +520,13 @@ class TimeToTargetPruner(BasePruner):
         alone = not (self._require_behind and math.isfinite(incumbent))
         behind_threshold = self._epsilon_behind / rungs
         stop_alone = probability < threshold and not steady and alone
+        gap = self._target.gap(values[-1])
         stop_behind = (
             self._epsilon_behind > 0
             and not steady
             and probability < behind_threshold
-            and _behind_median(summaries, costs[-1], self._target.gap(values[-1]))
-            and not (
-                self._comeback_veto and _came_back(summaries, costs[-1], self._target.gap(values[-1]), bar)
-            )
+            and _behind_median(summaries, costs[-1], gap)
+            and not (self._comeback_veto and _came_back(summaries, costs[-1], gap, bar))
         )
         if (stop_alone or stop_behind) and self._self_check and self._forecasts_missed(study_name, finished):
             return PruneDecision(False, "forecast-distrusted", forecast, incumbent, probability, 0.0)
