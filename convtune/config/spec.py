@@ -37,6 +37,7 @@ PRUNER_OPTIONS = (
     "require_behind",
     "self_check",
     "comeback_veto",
+    "behind_noise",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

@@ -7,7 +7,7 @@ use it.
 from convtune.curves._calibration import CrossingCalibration
 from convtune.curves._forecast import Forecast, ForecastOptions, forecast_time_to_target
 from convtune.curves._measure import time_to_target
-from convtune.curves._models import ANNEAL_MEMORY, annealing_areas
+from convtune.curves._models import ANNEAL_MEMORY, annealing_areas, noise_scale
 from convtune.curves._prior import CurveFit, CurvePrior, fit_curve, fit_prior
 from convtune.curves._reach import ReachModel
 from convtune.curves._schedule import LRSchedule
@@ -25,5 +25,6 @@ __all__ = [
     "fit_curve",
     "fit_prior",
     "forecast_time_to_target",
+    "noise_scale",
     "time_to_target",
 ]

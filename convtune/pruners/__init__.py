@@ -2,6 +2,7 @@
 
 from convtune.pruners._gap import GapPruner
 from convtune.pruners._time_to_target import (
+    DEFAULT_BEHIND_NOISE,
     DEFAULT_COMEBACK_VETO,
     DEFAULT_EPSILON,
     DEFAULT_EPSILON_BEHIND,
@@ -18,6 +19,7 @@ from convtune.pruners._time_to_target import (
 )
 
 __all__ = [
+    "DEFAULT_BEHIND_NOISE",
     "DEFAULT_COMEBACK_VETO",
     "DEFAULT_EPSILON",
     "DEFAULT_EPSILON_BEHIND",

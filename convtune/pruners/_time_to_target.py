@@ -20,6 +20,7 @@ from convtune.curves import (
     LRSchedule,
     fit_curve,
     forecast_time_to_target,
+    noise_scale,
     time_to_target,
 )
 
@@ -64,6 +65,11 @@ docs/benchmarks.md (session 31, "A finished trial that came back"): on the 27 wo
 1-7 no workload lost more than one hit, stopped more near-best configurations or cost over 1.1x,
 and on batch 8, recorded after the check was written, near-best configurations stopped by a
 forecast fell from 3 to 2 with hits and cost unchanged."""
+DEFAULT_BEHIND_NOISE = 0.0
+"""How many evaluation-noise units a trial must stand behind the finished trials' median at equal
+cost before the equal-cost rule counts it as behind (0: any distance counts). Under check in
+docs/benchmarks.md (session 32, "Behind by more than the noise"); off until that check says
+otherwise."""
 DEFAULT_MARGIN = 0.1
 """Relative slack on the incumbent's time-to-target: a trial is judged on reaching before
 ``incumbent * (1 + margin)``. The incumbent's time is one seed's, and one configuration's seeds
@@ -107,6 +113,7 @@ class _Finished:
     fit: CurveFit | None
     costs: np.ndarray
     gaps: np.ndarray  # distance to the target at each report (inf where non-finite)
+    noise: float  # its evaluation noise (robust second differences of the finite gaps)
 
     @property
     def final_gap(self) -> float:
@@ -276,6 +283,15 @@ class TimeToTargetPruner(BasePruner):
             first stood there too (docs/benchmarks.md, "A finished trial that came back").
             :data:`DEFAULT_COMEBACK_VETO` (on, since session 31); ``False`` restores the plain
             equal-cost verdict.
+        behind_noise:
+            How far behind the finished trials' median at equal cost a trial must stand, in units
+            of the metric's evaluation noise, before the equal-cost rule counts it as behind. The
+            noise is the median, over the finished trials counted, of each one's own noise
+            (robust second differences of its distances to the target). At 0 any distance
+            counts: on a curve at chance, two runs differ by the noise of the validation set, and
+            a trial was stopped for standing 0.02 behind runs that stood there too before they
+            dropped (docs/benchmarks.md, "Behind by more than the noise").
+            :data:`DEFAULT_BEHIND_NOISE`.
     """
 
     def __init__(
@@ -297,6 +313,7 @@ class TimeToTargetPruner(BasePruner):
         require_behind: bool = DEFAULT_REQUIRE_BEHIND,
         self_check: bool = False,
         comeback_veto: bool = DEFAULT_COMEBACK_VETO,
+        behind_noise: float = DEFAULT_BEHIND_NOISE,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -342,6 +359,9 @@ class TimeToTargetPruner(BasePruner):
         if comeback_veto not in (True, False):
             raise ValueError(f"comeback_veto must be true or false, got {comeback_veto!r}")
         self._comeback_veto = bool(comeback_veto)
+        if not 0.0 <= behind_noise < math.inf:
+            raise ValueError(f"behind_noise must be a finite number >= 0, got {behind_noise!r}")
+        self._behind_noise = float(behind_noise)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -525,7 +545,7 @@ class TimeToTargetPruner(BasePruner):
             self._epsilon_behind > 0
             and not steady
             and probability < behind_threshold
-            and _behind_median(summaries, costs[-1], gap)
+            and _behind_median(summaries, costs[-1], gap, self._behind_noise)
             and not (self._comeback_veto and _came_back(summaries, costs[-1], gap, bar))
         )
         if (stop_alone or stop_behind) and self._self_check and self._forecasts_missed(study_name, finished):
@@ -645,7 +665,9 @@ class TimeToTargetPruner(BasePruner):
         if self._prior_trials > 0 and costs.size and not stopped:
             fit = fit_curve(costs, values, self._target, _schedule(trial))
         gaps = np.array([self._target.gap(float(v)) for v in values])
-        return _Finished(trial.number, ttt, fit, costs, gaps)
+        finite = gaps[np.isfinite(gaps)]
+        noise = noise_scale(finite) if finite.size else math.inf
+        return _Finished(trial.number, ttt, fit, costs, gaps, noise)
 
     def _prior_sources(self, summaries: Sequence[_Finished]) -> list[_Finished]:
         """The finished trials the prior is fitted to (none: no prior)."""
@@ -678,18 +700,21 @@ BEHIND_QUORUM = 3
 (MedianPruner's ``n_startup_trials`` in convtune's ``pruner: median``)."""
 
 
-def _behind_median(summaries: Sequence[_Finished], cost: float, gap: float) -> bool:
+def _behind_median(summaries: Sequence[_Finished], cost: float, gap: float, noise_units: float = 0.0) -> bool:
     """Whether ``gap`` at ``cost`` is farther from the target than the median of the finished
     trials' distances at that cost (each interpolated between its reports; only trials that
-    reported at or past ``cost`` count)."""
-    others = [
-        float(np.interp(cost, s.costs, s.gaps))
+    reported at or past ``cost`` count), by more than ``noise_units`` times their median
+    evaluation noise."""
+    counted = [
+        s
         for s in summaries
         if s.costs.size and s.costs[-1] >= cost and np.all(np.isfinite(s.gaps[s.costs <= cost]))
     ]
-    if len(others) < BEHIND_QUORUM:
+    if len(counted) < BEHIND_QUORUM:
         return False
-    return gap > float(np.median(others))
+    median = float(np.median([np.interp(cost, s.costs, s.gaps) for s in counted]))
+    tolerance = noise_units * float(np.median([s.noise for s in counted])) if noise_units > 0 else 0.0
+    return gap > median + tolerance
 
 
 def _came_back(summaries: Sequence[_Finished], cost: float, gap: float, bar: float) -> bool:

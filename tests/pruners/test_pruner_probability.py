@@ -450,3 +450,43 @@ def test_comeback_veto_keeps_a_trial_behind_by_no_more_than_a_finished_winner_on
         assert (without_veto.prune, without_veto.reason) == (True, "behind-and-unlikely"), without_veto
     assert not within[1].prune and within[1].reason == "may-beat-incumbent", within[1]
     assert (beyond[1].prune, beyond[1].reason) == (True, "behind-and-unlikely"), beyond[1]
+
+
+def test_behind_noise_counts_a_trial_behind_only_by_more_than_the_evaluation_noise() -> None:
+    # Three finished trials wander around 2.69 by the validation set's noise before they drop
+    # and reach the target. A trial 0.03 behind their median at equal cost (and behind all of
+    # them, so comeback_veto does not apply) is behind by noise: behind_noise = 2 keeps it, the
+    # plain rule (behind_noise = 0, the default) stops it. One 0.11 behind is stopped by both.
+    costs = [i * EVERY for i in range(1, 17)]
+    plateau, drop = [2.70, 2.69, 2.70, 2.69, 2.69, 2.68, 2.69, 2.68, 2.68, 2.68], [2.40, 2.05, 1.86]
+    tail = [1.84, 1.83, 1.82]
+    finished = [
+        {
+            c: v + shift + 0.01 * sign * (-1) ** i
+            for i, (c, v) in enumerate(zip(costs, plateau + drop + tail, strict=True))
+        }
+        for shift, sign in ((0.0, 1), (0.01, -1), (-0.01, 1))
+    ]
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
+    noise_tolerant = TimeToTargetPruner(TARGET, behind_noise=2.0, **plain)
+    default = TimeToTargetPruner(TARGET, **plain)
+    with pytest.raises(ValueError, match="behind_noise"):
+        TimeToTargetPruner(TARGET, behind_noise=-1.0)
+
+    def decisions(level: float) -> tuple[PruneDecision, PruneDecision]:
+        study = optuna.create_study()
+        for curve in finished:
+            study.add_trial(
+                optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
+            )
+        trial = study.ask()
+        for cost, value in zip(costs[:2], (level + 0.005, level), strict=True):
+            trial.report(value, step=cost)
+        frozen = study._storage.get_trial(trial._trial_id)
+        return default.decide(study, frozen), noise_tolerant.decide(study, frozen)
+
+    by_noise, by_more = decisions(2.72), decisions(2.80)
+    for plain_rule, _ in (by_noise, by_more):
+        assert (plain_rule.prune, plain_rule.reason) == (True, "behind-and-unlikely"), plain_rule
+    assert not by_noise[1].prune and by_noise[1].reason == "may-beat-incumbent", by_noise[1]
+    assert (by_more[1].prune, by_more[1].reason) == (True, "behind-and-unlikely"), by_more[1]
