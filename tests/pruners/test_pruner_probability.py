@@ -417,6 +417,23 @@ def test_with_require_behind_no_trial_is_stopped_on_its_forecast_alone_once_one_
     assert compared > 5
 
 
+def equal_cost_decisions(
+    finished: list[dict[int, float]], level: float, plain: TimeToTargetPruner, changed: TimeToTargetPruner
+) -> tuple[PruneDecision, PruneDecision]:
+    """Both pruners' decisions on a new trial at its second report (``level``, after ``level +
+    0.005``), in a study whose finished trials have these curves."""
+    study = optuna.create_study()
+    for curve in finished:
+        study.add_trial(
+            optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
+        )
+    trial = study.ask()
+    for cost, value in zip((EVERY, 2 * EVERY), (level + 0.005, level), strict=True):
+        trial.report(value, step=cost)
+    frozen = study._storage.get_trial(trial._trial_id)
+    return plain.decide(study, frozen), changed.decide(study, frozen)
+
+
 def test_comeback_veto_keeps_a_trial_behind_by_no_more_than_a_finished_winner_once_stood() -> None:
     # The equal-cost verdict says a trial behind the finished trials' median is slow. A finished
     # trial that stood as far from the target at that cost and still reached first says otherwise
@@ -433,19 +450,9 @@ def test_comeback_veto_keeps_a_trial_behind_by_no_more_than_a_finished_winner_on
     with pytest.raises(ValueError, match="comeback_veto"):
         TimeToTargetPruner(TARGET, comeback_veto=2)
 
-    def decisions(level: float) -> tuple[PruneDecision, PruneDecision]:
-        study = optuna.create_study()
-        for curve in (late_bloomer, *steady):
-            study.add_trial(
-                optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
-            )
-        trial = study.ask()
-        for cost, value in zip(costs[:2], (level + 0.005, level), strict=True):
-            trial.report(value, step=cost)
-        frozen = study._storage.get_trial(trial._trial_id)
-        return plain_verdict.decide(study, frozen), default.decide(study, frozen)
-
-    within, beyond = decisions(2.68), decisions(2.75)
+    finished = [late_bloomer, *steady]
+    within = equal_cost_decisions(finished, 2.68, plain_verdict, default)
+    beyond = equal_cost_decisions(finished, 2.75, plain_verdict, default)
     for without_veto, _ in (within, beyond):
         assert (without_veto.prune, without_veto.reason) == (True, "behind-and-unlikely"), without_veto
     assert not within[1].prune and within[1].reason == "may-beat-incumbent", within[1]
@@ -473,19 +480,8 @@ def test_behind_noise_counts_a_trial_behind_only_by_more_than_the_evaluation_noi
     with pytest.raises(ValueError, match="behind_noise"):
         TimeToTargetPruner(TARGET, behind_noise=-1.0)
 
-    def decisions(level: float) -> tuple[PruneDecision, PruneDecision]:
-        study = optuna.create_study()
-        for curve in finished:
-            study.add_trial(
-                optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
-            )
-        trial = study.ask()
-        for cost, value in zip(costs[:2], (level + 0.005, level), strict=True):
-            trial.report(value, step=cost)
-        frozen = study._storage.get_trial(trial._trial_id)
-        return default.decide(study, frozen), noise_tolerant.decide(study, frozen)
-
-    by_noise, by_more = decisions(2.72), decisions(2.80)
+    by_noise = equal_cost_decisions(finished, 2.72, default, noise_tolerant)
+    by_more = equal_cost_decisions(finished, 2.80, default, noise_tolerant)
     for plain_rule, _ in (by_noise, by_more):
         assert (plain_rule.prune, plain_rule.reason) == (True, "behind-and-unlikely"), plain_rule
     assert not by_noise[1].prune and by_noise[1].reason == "may-beat-incumbent", by_noise[1]
