@@ -284,6 +284,17 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         ["pruner_options", "require_behind must be true or false, got 2.0"],
     ),
+    "behind_noise below zero": (
+        "create",
+        ["n", "--config", "po.yaml"],
+        {
+            "po.yaml": yaml.safe_dump(
+                {**SPEC, "pruner": "time_to_target", "pruner_options": {"behind_noise": -1}}
+            )
+        },
+        {},
+        ["pruner_options", "behind_noise must be a finite number >= 0, got -1.0"],
+    ),
     "pruner options of another pruner": (
         "create",
         ["n", "--config", "po.yaml"],
