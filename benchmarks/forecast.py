@@ -62,7 +62,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from convtune.config.target import Target
-from convtune.curves import LRSchedule, time_to_target
+from convtune.curves import LRSchedule, noise_scale, time_to_target
 from convtune.curves._calibration import (
     CrossingCalibration,
     ahead,
@@ -696,6 +696,55 @@ def by_schedule(held: list[Case], cuts: tuple[float, ...]) -> list[str]:
     return out
 
 
+# Buckets of how far a prefix has moved from its first value toward the better, in units of its
+# own evaluation noise: a curve on a plateau (stuck, or waiting for a drop) against one that moves.
+MOVED_EDGES = (3.0, 10.0)
+
+
+def moved(case: Case, method: str = "convtune") -> float:
+    """How far the prefix moved from its first value, in noise units (``nan``: no prefix kept)."""
+    summary = case.raw[method].summary if method in case.raw else None
+    if summary is None or summary.y.size < 2:
+        return math.nan
+    return (float(summary.y[0]) - float(np.min(summary.y))) / max(noise_scale(summary.y), 1e-12)
+
+
+def by_moved(held: list[Case], names: list[str], cuts: tuple[float, ...], method: str) -> list[str]:
+    """``probability`` against how often the run reached, by how far its prefix had moved: a
+    plateau says nothing of whether a drop is coming, so this is where a workload's own habits
+    (stuck curves, or late drops) show against a calibration fitted on others."""
+    labels = ("< 3σ (plateau)", "3–10σ", "≥ 10σ")
+    out = [
+        f"\n`probability` by how far the prefix moved from its start ({method}; mean forecast → observed"
+        " share that reached within the run, cases):\n"
+    ]
+    out.append("| workload | moved | " + " | ".join(f"{int(cut * 100)}%" for cut in cuts) + " |")
+    out.append("|---|---|" + "---|" * len(cuts))
+    for name in [*names, "all"]:
+        for k, label in enumerate(labels):
+            cells, shown = [], False
+            for cut in cuts:
+                at = [
+                    c
+                    for c in held
+                    if (name == "all" or c.workload == name)
+                    and c.cut == cut
+                    and method in c.forecasts
+                    and int(np.searchsorted(MOVED_EDGES, moved(c, method), side="right")) == k
+                    and not math.isnan(moved(c, method))
+                ]
+                if len(at) < 20:
+                    cells.append("–")
+                    continue
+                shown = True
+                p = statistics.fmean(c.forecasts[method].probability for c in at)
+                o = statistics.fmean(float(c.truth <= c.horizon) for c in at)
+                cells.append(f"{p:.2f} → {o:.2f} ({len(at)})")
+            if shown:
+                out.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
+    return out
+
+
 TRADEOFF_THRESHOLDS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 
 
@@ -828,6 +877,7 @@ def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tu
     out += by_schedule(held, cuts)
     out += goals_table(results, names, cuts)
     out += threshold_tradeoff(held, names, cuts, "convtune")
+    out += by_moved(held, names, cuts, "convtune")
     for method in CALIBRATED:
         pred = [c.forecasts[method].probability for c in held]
         obs = [float(c.truth <= c.horizon) for c in held]

@@ -56,6 +56,11 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
         for lower, higher in zip(pairs, pairs[1:], strict=False):
             assert lower[0] <= higher[0] and lower[1] <= higher[1]
     assert re.search(r"\| ROC AUC of `probability` .* \| 0\.\d\d \(", text)
+    # `probability` against the share that reached, by how far the prefix had moved (plateaus apart).
+    moved = text.split("by how far the prefix moved from its start", 1)[1].split("\n\n", 2)[1]
+    cells = re.findall(r"(\d\.\d\d) → (\d\.\d\d) \((\d+)\)", moved)
+    assert cells and any(line.startswith("| all | ") for line in moved.splitlines())
+    assert all(0 <= float(p) <= 1 and 0 <= float(o) <= 1 and int(n) >= 20 for p, o, n in cells)
     # The goals, each counted over the held-out workloads at each cut.
     goals = [line for line in text.splitlines() if re.fullmatch(r"\| [^|]+ \| \d of 3 \| \d of 3 \|", line)]
     assert len(goals) == 6 and any(line.startswith('| "never" ≤ 5%') for line in goals)
