@@ -720,6 +720,11 @@ def by_moved(held: list[Case], names: list[str], cuts: tuple[float, ...], method
     ]
     out.append("| workload | moved | " + " | ".join(f"{int(cut * 100)}%" for cut in cuts) + " |")
     out.append("|---|---|" + "---|" * len(cuts))
+    bucket = {}
+    for c in held:
+        m = moved(c, method)
+        if method in c.forecasts and not math.isnan(m):
+            bucket[id(c)] = int(np.searchsorted(MOVED_EDGES, m, side="right"))
     for name in [*names, "all"]:
         for k, label in enumerate(labels):
             cells, shown = [], False
@@ -727,11 +732,7 @@ def by_moved(held: list[Case], names: list[str], cuts: tuple[float, ...], method
                 at = [
                     c
                     for c in held
-                    if (name == "all" or c.workload == name)
-                    and c.cut == cut
-                    and method in c.forecasts
-                    and int(np.searchsorted(MOVED_EDGES, moved(c, method), side="right")) == k
-                    and not math.isnan(moved(c, method))
+                    if (name == "all" or c.workload == name) and c.cut == cut and bucket.get(id(c)) == k
                 ]
                 if len(at) < 20:
                     cells.append("–")
