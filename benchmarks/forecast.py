@@ -62,7 +62,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from convtune.config.target import Target
-from convtune.curves import LRSchedule, noise_scale, time_to_target
+from convtune.curves import LRSchedule, time_to_target
 from convtune.curves._calibration import (
     CrossingCalibration,
     ahead,
@@ -73,6 +73,8 @@ from convtune.curves._calibration import (
 )
 from convtune.curves._forecast import Forecast, RawForecast, point_estimate, raw_forecast
 from convtune.curves._reach import CurveSummary, ReachModel, reach_features
+from convtune.curves._references import ReferenceRun
+from convtune.curves._references import moved as moved_noise_units
 
 HERE = Path(__file__).resolve().parent
 HOME_FILE = HERE / "data" / "curves.jsonl"
@@ -80,8 +82,13 @@ HOME = ("charlm", "digits")
 DEFAULT_DATA = [Path("/work/corpus_data"), HERE / "data" / "corpus"]
 CUTS = (0.10, 0.25, 0.50)
 REACH_SHARES = (0.35, 0.60)
-METHODS = ("convtune", "convtune-blind", "line2", "pow3", "2x")
+METHODS = ("convtune", "convtune-refs", "convtune-blind", "line2", "pow3", "2x")
 CALIBRATED = ("convtune", "convtune-blind")
+# Forecasters that are a calibrated one's raw stage and calibration, told more: "convtune-refs"
+# also reads the finished runs of its study (``references``), here N_REFERENCES other runs of the
+# same workload drawn at random, standing in for a study's finished trials.
+WITH_REFERENCES = {"convtune-refs": "convtune"}
+N_REFERENCES = 10
 MIN_DECILE = 30
 
 
@@ -283,6 +290,8 @@ class Case:
     # have said, with ``called_at``); None where no threshold applies (already reached, diverged).
     given_reach: dict[str, float | None] = field(default_factory=dict)
     schedule_name: str = "?"
+    # Finished runs of the same workload (same target) a study-aware forecast may read.
+    references: list[ReferenceRun] = field(default_factory=list)
 
 
 # Raw forecasts are the slow part; the corpus grows while it is being recorded, so they are kept
@@ -356,10 +365,14 @@ def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) ->
     for ti, target in enumerate(targets_for(w)):
         truths = [math.inf if r.diverged else time_to_target(r.samples, r.metric, target) for r in w.runs]
         finite = np.array([t for t in truths if math.isfinite(t)])
+        refs = [ReferenceRun.of(r.samples, r.metric, target) for r in w.runs]
         for ri, (run, truth) in enumerate(zip(w.runs, truths, strict=True)):
             rng = np.random.default_rng(ri)
             others = finite[finite != truth]
             others = rng.choice(others, size=min(5, others.size), replace=False) if others.size else others
+            pool = [j for j in range(len(w.runs)) if j != ri]
+            drawn = np.random.default_rng([ri, ti, 16]).permutation(pool)[:N_REFERENCES]
+            references = [refs[int(j)] for j in drawn]
             for cut in cuts:
                 seen = run.samples <= cut * run.horizon + 1e-9
                 c, v = run.samples[seen], run.metric[seen]
@@ -367,6 +380,7 @@ def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) ->
                     continue  # already reached: nothing to forecast
                 case = Case(w.name, ti, cut, float(c[-1]) if c.size else 0.0, run.horizon, truth, others)
                 case.schedule_name = run.schedule_name
+                case.references = references
                 for name, fn in BASELINES.items():
                     case.estimates[name] = fn(c, v, target)
                 for name in CALIBRATED:
@@ -601,7 +615,8 @@ def score(cases: list[Case], method: str) -> dict[str, float]:
         "not_within_called": float(np.mean(called)) if called else math.nan,
         "rank_acc": float(np.mean(ranks)) if ranks else math.nan,
     }
-    if method in CALIBRATED:
+    if method in CALIBRATED or method in WITH_REFERENCES:
+        base = WITH_REFERENCES.get(method, method)
         fc = [c.forecasts[method] for c in cases]
         cov = [f.low <= c.truth <= f.high for f, c in zip(fc, cases, strict=True) if math.isfinite(c.truth)]
         out["coverage"] = float(np.mean(cov)) if cov else math.nan
@@ -609,7 +624,7 @@ def score(cases: list[Case], method: str) -> dict[str, float]:
         bp, bo = before_pairs(cases, method)
         out["before_gap"] = max_gap(bp, bo)
         # Both stages: the raw one (kept in the cache with its time) and the calibrated one.
-        ms = [c.raw_ms[method] + c.calibrated_ms.get(method, 0.0) for c in cases]
+        ms = [c.raw_ms[base] + c.calibrated_ms.get(method, 0.0) for c in cases]
         out["ms"] = statistics.median(ms) if cases else math.nan
     return out
 
@@ -641,13 +656,16 @@ def run_benchmark(
     for held in reported:
         train = [c for name, cs in cases_by.items() if name != held for c in cs]
         fitted_on = [name for name in cases_by if name != held]
-        for method in CALIBRATED:
-            cal = fit_calibration(train, method, fitted_on, with_reach)
+        cals = {method: fit_calibration(train, method, fitted_on, with_reach) for method in CALIBRATED}
+        for method in (*CALIBRATED, *WITH_REFERENCES):
+            base = WITH_REFERENCES.get(method, method)
+            cal = cals[base]
             for c in cases_by[held]:
+                references = c.references if method in WITH_REFERENCES else ()
                 t0 = time.process_time()
-                c.forecasts[method] = c.raw[method].calibrated(cal)
+                c.forecasts[method] = c.raw[base].calibrated(cal, references=references)
                 c.calibrated_ms[method] = 1e3 * (time.process_time() - t0)
-                raw, f = c.raw[method], c.forecasts[method]
+                raw, f = c.raw[base], c.forecasts[method]
                 c.given_reach[method] = given_reach_estimate(raw, f, cal) if raw.final is None else None
         for cut in cuts:
             at = [c for c in cases_by[held] if c.cut == cut]
@@ -703,10 +721,9 @@ MOVED_EDGES = (3.0, 10.0)
 
 def moved(case: Case, method: str = "convtune") -> float:
     """How far the prefix moved from its first value, in noise units (``nan``: no prefix kept)."""
-    summary = case.raw[method].summary if method in case.raw else None
-    if summary is None or summary.y.size < 2:
-        return math.nan
-    return (float(summary.y[0]) - float(np.min(summary.y))) / max(noise_scale(summary.y), 1e-12)
+    base = WITH_REFERENCES.get(method, method)
+    summary = case.raw[base].summary if base in case.raw else None
+    return math.nan if summary is None else moved_noise_units(summary.y)
 
 
 def by_moved(held: list[Case], names: list[str], cuts: tuple[float, ...], method: str) -> list[str]:
@@ -743,6 +760,37 @@ def by_moved(held: list[Case], names: list[str], cuts: tuple[float, ...], method
                 cells.append(f"{p:.2f} → {o:.2f} ({len(at)})")
             if shown:
                 out.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
+    return out
+
+
+def brier_by_moved(held: list[Case], names: list[str]) -> list[str]:
+    """Brier score of ``probability`` (reach within the planned run), convtune against
+    convtune-refs, on plateau prefixes (moved under 3 noise units) and on all cases, every cut
+    pooled: where the study's own runs should help, and whether they cost anything elsewhere."""
+    out = [
+        "\nBrier score of `probability`, convtune → convtune-refs (all cuts pooled; plateau: the"
+        " prefix moved < 3σ; cases in brackets):\n"
+    ]
+    out.append("| workload | plateau prefixes | all prefixes |")
+    out.append("|---|---|---|")
+
+    def brier(cases: list[Case], method: str) -> float:
+        return statistics.fmean(
+            (c.forecasts[method].probability - float(c.truth <= c.horizon)) ** 2 for c in cases
+        )
+
+    for name in [*names, "all"]:
+        mine = [c for c in held if (name == "all" or c.workload == name) and "convtune-refs" in c.forecasts]
+        plateau = [c for c in mine if moved(c) < MOVED_EDGES[0]]
+        cells = []
+        for group in (plateau, mine):
+            if len(group) < 20:
+                cells.append(f"– ({len(group)})")
+            else:
+                cells.append(
+                    f"{brier(group, 'convtune'):.3f} → {brier(group, 'convtune-refs'):.3f} ({len(group)})"
+                )
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -795,43 +843,43 @@ def threshold_tradeoff(held: list[Case], names: list[str], cuts: tuple[float, ..
     return out
 
 
-def goals_table(results: dict[str, Any], names: list[str], cuts: tuple[float, ...]) -> list[str]:
+def goals_table(
+    results: dict[str, Any], names: list[str], cuts: tuple[float, ...], method: str = "convtune"
+) -> list[str]:
     """Issue 16's goals for convtune's forecaster, counted per held-out workload at each cut:
     a goal met at the median workload can still fail on several (the README quotes these)."""
 
     def beats(n: str, cut: float) -> bool:
-        mine = results[(n, cut, "convtune")]["median_err"]
+        mine = results[(n, cut, method)]["median_err"]
         return all(mine < results[(n, cut, b)]["median_err"] for b in ("line2", "2x"))
 
     goals: list[tuple[str, Callable[[str, float], bool]]] = [
-        ('"never" ≤ 5% of the runs that reach', lambda n, c: results[(n, c, "convtune")]["never"] <= 0.05),
+        ('"never" ≤ 5% of the runs that reach', lambda n, c: results[(n, c, method)]["never"] <= 0.05),
         (
             "≥ 80% of non-reaching runs called so",
-            lambda n, c: results[(n, c, "convtune")]["not_within_called"] >= 0.8,
+            lambda n, c: results[(n, c, method)]["not_within_called"] >= 0.8,
         ),
-        ("80% interval covers 70–90%", lambda n, c: 0.7 <= results[(n, c, "convtune")]["coverage"] <= 0.9),
+        ("80% interval covers 70–90%", lambda n, c: 0.7 <= results[(n, c, method)]["coverage"] <= 0.9),
         (
             "`probability` within ±0.1 in every decile (≥ 30 cases)",
             # No decile with 30 cases (nan, tiny test slices only): met, as the goal is worded.
-            lambda n, c: not results[(n, c, "convtune")]["prob_gap"] > 0.1,
+            lambda n, c: not results[(n, c, method)]["prob_gap"] > 0.1,
         ),
         ("median error below the two-point line and 2 × cost so far", beats),
         (
             "with the schedule better than without",
             lambda n, c: (
-                results[(n, c, "convtune")]["median_err"] < results[(n, c, "convtune-blind")]["median_err"]
+                results[(n, c, method)]["median_err"] < results[(n, c, "convtune-blind")]["median_err"]
             ),
         ),
     ]
-    out = ["\nIssue 16's goals, held-out workloads meeting each (convtune, schedule-aware):\n"]
+    out = [f"\nIssue 16's goals, held-out workloads meeting each ({method}, schedule-aware):\n"]
     out.append("| goal | " + " | ".join(f"{int(cut * 100)}%" for cut in cuts) + " |")
     out.append("|---|" + "---|" * len(cuts))
     for label, test in goals:
         cells = [f"{sum(1 for n in names if test(n, cut))} of {len(names)}" for cut in cuts]
         out.append(f"| {label} | " + " | ".join(cells) + " |")
-    medians = [
-        fmt(statistics.median(results[(n, cut, "convtune")]["median_err"] for n in names)) for cut in cuts
-    ]
+    medians = [fmt(statistics.median(results[(n, cut, method)]["median_err"] for n in names)) for cut in cuts]
     out.append(
         "| median error, median over workloads (goal ≤ 0.25 at 25%, ≤ 0.15 at 50%) | "
         + " | ".join(medians)
@@ -877,9 +925,12 @@ def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tu
                 out.append(f"| {n} | {method} | " + " | ".join(vals) + " |")
     out += by_schedule(held, cuts)
     out += goals_table(results, names, cuts)
+    out += goals_table(results, names, cuts, "convtune-refs")
     out += threshold_tradeoff(held, names, cuts, "convtune")
     out += by_moved(held, names, cuts, "convtune")
-    for method in CALIBRATED:
+    out += by_moved(held, names, cuts, "convtune-refs")
+    out += brier_by_moved(held, names)
+    for method in (*CALIBRATED, *WITH_REFERENCES):
         pred = [c.forecasts[method].probability for c in held]
         obs = [float(c.truth <= c.horizon) for c in held]
         out.append(f"\nReliability of `probability` ({method}, all held-out cases, all cuts):\n")

@@ -10,6 +10,7 @@ from convtune.curves._measure import time_to_target
 from convtune.curves._models import ANNEAL_MEMORY, annealing_areas, noise_scale
 from convtune.curves._prior import CurveFit, CurvePrior, fit_curve, fit_prior
 from convtune.curves._reach import ReachModel
+from convtune.curves._references import ReferenceRun
 from convtune.curves._schedule import LRSchedule
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "ForecastOptions",
     "LRSchedule",
     "ReachModel",
+    "ReferenceRun",
     "annealing_areas",
     "fit_curve",
     "fit_prior",

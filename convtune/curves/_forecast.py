@@ -43,6 +43,7 @@ from convtune.curves._models import (
 )
 from convtune.curves._prior import CurvePrior
 from convtune.curves._reach import CurveSummary, _two_point_crossing, reach_features
+from convtune.curves._references import ReferenceRun, mix_crossings, plateau_crossings
 from convtune.curves._schedule import LRSchedule
 
 _N_DRAWS = 240
@@ -387,12 +388,17 @@ class RawForecast:
         return np.array([conditional, self.median_within(), line])
 
     def calibrated(
-        self, calibration: CrossingCalibration | None = None, *, reach_max_lowering: float | None = None
+        self,
+        calibration: CrossingCalibration | None = None,
+        *,
+        reach_max_lowering: float | None = None,
+        references: Sequence[ReferenceRun] = (),
     ) -> Forecast:
         """The forecast through ``calibration``'s maps and reach models (default: the shipped
         table). ``reach_max_lowering`` bounds how many times below the maps' probability a reach
         model may push it (default :data:`convtune.curves._reach.MAX_LOWERING`; ``inf``: no
-        bound)."""
+        bound). ``references``: finished runs of the same study; on a plateau prefix, where
+        those that stood on one too crossed is blended in (:mod:`convtune.curves._references`)."""
         cal = default_calibration() if calibration is None else calibration
         if reach_max_lowering is None:
             reach_max_lowering = _reach.MAX_LOWERING
@@ -425,6 +431,10 @@ class RawForecast:
         if reach_max_lowering is not None and math.isfinite(reach_max_lowering):
             probs = np.maximum(probs, mapped / reach_max_lowering)
         probs[0] = 0.0
+        if references and self.summary is not None:
+            matched = plateau_crossings(self.summary.c, self.summary.y, references, self.horizon)
+            if matched is not None:
+                costs, probs = mix_crossings(costs, probs, matched)
         tail = 0.5 * (1.0 - self.level)
         if self.horizon is not None:
             probability = (
@@ -737,6 +747,7 @@ def forecast_time_to_target(
     *,
     calibration: CrossingCalibration | None = None,
     reach_max_lowering: float | None = None,
+    references: Sequence[ReferenceRun] = (),
     **options: Unpack[ForecastOptions],
 ) -> Forecast:
     """Forecast the cost at which a curve seen up to now will reach ``target``.
@@ -759,6 +770,12 @@ def forecast_time_to_target(
     ``reach_max_lowering`` bounds how far the calibration's reach model may pull a probability
     below what the maps give (see :meth:`RawForecast.calibrated`).
 
+    ``references`` (:class:`ReferenceRun`, one per finished run of the same study) speak where
+    the curve alone cannot: on a plateau prefix (moved under 3 noise units), whether a drop is
+    coming differs between workloads, so the crossings of the references that stood on a
+    plateau at the same cost are blended into the distribution, the calibrated forecast
+    counting for 5 runs (:mod:`convtune.curves._references`). Moving prefixes are unchanged.
+
     Never raises on bad curves: with fewer than 3 usable points and no prior the forecast
     rests on calibration alone (wide, rarely "never"); non-finite values give ``diverged=True``
     with everything at ``inf``; a blow-up (improved, then ended twice above its start) gets the
@@ -776,4 +793,4 @@ def forecast_time_to_target(
     if raw.final is None:
         summary = CurveSummary.of(costs, values, target, options.get("schedule"), raw.horizon)
         raw = replace(raw, summary=summary)
-    return raw.calibrated(calibration, reach_max_lowering=reach_max_lowering)
+    return raw.calibrated(calibration, reach_max_lowering=reach_max_lowering, references=references)

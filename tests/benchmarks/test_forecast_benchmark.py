@@ -63,7 +63,15 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
     assert all(0 <= float(p) <= 1 and 0 <= float(o) <= 1 and int(n) >= 20 for p, o, n in cells)
     # The goals, each counted over the held-out workloads at each cut.
     goals = [line for line in text.splitlines() if re.fullmatch(r"\| [^|]+ \| \d of 3 \| \d of 3 \|", line)]
-    assert len(goals) == 6 and any(line.startswith('| "never" ≤ 5%') for line in goals)
+    # One table for convtune, one for convtune-refs (the same forecasts, told the study's other runs).
+    assert len(goals) == 12 and sum(line.startswith('| "never" ≤ 5%') for line in goals) == 2
+    for workload in WORKLOADS:
+        assert f"| {workload} | convtune-refs | " in text
+    # Brier scores with and without the references: on plateau prefixes and on all of them.
+    brier = text.split("Brier score of `probability`, convtune → convtune-refs", 1)[1].split("\n\n", 2)[1]
+    scores = re.findall(r"(\d\.\d{3}) → (\d\.\d{3}) \((\d+)\)", brier)
+    assert any(line.startswith("| all | ") for line in brier.splitlines())
+    assert scores and all(0 <= float(a) <= 1 and 0 <= float(b) <= 1 and int(n) >= 20 for a, b, n in scores)
 
     written, folds = tmp_path / "calibration.json", tmp_path / "heldout"
     done = _run(tmp_path, "--write-calibration", str(written), "--write-heldout-calibrations", str(folds))

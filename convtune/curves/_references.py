@@ -1,0 +1,140 @@
+"""A plateau's chances, read from the study's own finished runs.
+
+A prefix that has not moved from its start (a plateau) says nothing of whether a drop is coming:
+on some workloads such curves are stuck (an LR too low), on others they wait for one (a
+decay, a grokking-like jump). Measured held out, the calibration's probability for plateau
+prefixes is off in *opposite* directions on different workloads (0.38 forecast where 0.19
+reached on the eleven corpus workloads, 0.16 where 0.38 reached on batch 9; ``by_moved`` in
+``benchmarks/forecast.py``), so no calibration fitted on other workloads can know which. The
+study's own finished runs can: those that stood on a plateau at the same cost show how often
+such runs went on to reach.
+
+:func:`plateau_crossings` picks those runs (:class:`ReferenceRun`, one per finished run) and
+:func:`mix_crossings` blends where they crossed into a forecast's crossing distribution, the
+forecast weighing :data:`REFERENCE_WEIGHT` runs: a few runs nudge it, many take over. Moving
+prefixes are left alone: there the calibration held on every workload.
+
+numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from convtune.config.target import Target
+from convtune.curves._measure import as_target, merge_repeats, time_to_target
+from convtune.curves._models import noise_scale
+
+# A prefix that moved less than this many noise units from its first value is on a plateau.
+PLATEAU_NOISE = 3.0
+# How many reference runs the calibrated forecast counts for in the blend.
+REFERENCE_WEIGHT = 5.0
+
+
+def moved(y: np.ndarray) -> float:
+    """How far a curve (lower is better) moved from its first value toward the better, in units
+    of its own evaluation noise (:func:`convtune.curves.noise_scale`); ``nan`` under two points."""
+    y = np.asarray(y, dtype=float)
+    if y.size < 2:
+        return math.nan
+    return (float(y[0]) - float(np.min(y))) / max(noise_scale(y), 1e-12)
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    """A finished run of the same study, as a plateau's forecast reads it.
+
+    ``c``/``y``: its finite evaluations (cost order, repeats averaged, lower is better);
+    ``crossing``: where it reached the target (``inf``: not within what was recorded);
+    ``observed_to``: the cost up to which its outcome is known (its last evaluation; ``inf``
+    for a run that diverged, which never reaches).
+
+    Example:
+        >>> ref = ReferenceRun.of([100, 200, 300, 400], [2.0, 2.0, 1.99, 1.2], "val_loss<=1.5")
+        >>> ref.crossing > 300, ref.observed_to
+        (True, 400.0)
+    """
+
+    c: np.ndarray
+    y: np.ndarray
+    crossing: float
+    observed_to: float
+
+    @classmethod
+    def of(
+        cls, costs: Sequence[float] | np.ndarray, values: Sequence[float] | np.ndarray, target: Target | str
+    ) -> ReferenceRun:
+        tgt = as_target(target)
+        c = np.asarray(costs, dtype=float).reshape(-1)
+        v = np.asarray(values, dtype=float).reshape(-1)
+        n = min(c.size, v.size)
+        c, v = c[:n], v[:n]
+        crossing = time_to_target(c, v, tgt) if n else math.inf
+        diverged = bool(np.any(~np.isfinite(v)))
+        ok = np.isfinite(c) & np.isfinite(v) & (c > 0)
+        c, y = merge_repeats(c[ok], (1.0 if tgt.lower_is_better else -1.0) * v[ok])
+        if diverged and not math.isfinite(crossing):
+            observed_to = math.inf
+        else:
+            observed_to = float(c[-1]) if c.size else 0.0
+        return cls(c, y, float(crossing), observed_to)
+
+
+def plateau_crossings(
+    c: np.ndarray, y: np.ndarray, references: Sequence[ReferenceRun], horizon: float | None
+) -> np.ndarray | None:
+    """Where the references that stood on a plateau at this prefix's last cost crossed.
+
+    ``c``/``y``: the prefix (lower is better). ``None`` when the prefix is not a plateau (moved
+    :data:`PLATEAU_NOISE` noise units or more, or under two points). Otherwise one entry per
+    reference that was recorded to at least the prefix's last cost, had not reached by then,
+    stood on a plateau there too, and whose outcome is known: its crossing, or ``inf`` when it
+    was recorded to ``horizon`` (or diverged) without reaching. A run stopped early without
+    reaching tells nothing and is left out. Empty when no reference matches.
+    """
+    m = moved(y)
+    if math.isnan(m) or m >= PLATEAU_NOISE:
+        return None
+    c_last = float(c[-1])
+    out = []
+    for ref in references:
+        if ref.observed_to < c_last or ref.crossing <= c_last:
+            continue
+        seen = ref.y[ref.c <= c_last]
+        m_ref = moved(seen)
+        if math.isnan(m_ref) or m_ref >= PLATEAU_NOISE:
+            continue
+        if math.isfinite(ref.crossing):
+            out.append(ref.crossing)
+        elif horizon is not None and ref.observed_to >= horizon:
+            out.append(math.inf)
+    return np.array(out, dtype=float)
+
+
+def mix_crossings(
+    costs: np.ndarray, probs: np.ndarray, crossings: np.ndarray, weight: float = REFERENCE_WEIGHT
+) -> tuple[np.ndarray, np.ndarray]:
+    """A crossing distribution (knots ``costs``, ``probs``) blended with the references'.
+
+    ``P(crossed by t) = (weight * F(t) + #{references crossed by t}) / (weight + n)``: each
+    reference a step at its crossing (``inf``: never). Still non-decreasing, starting at the
+    first knot.
+
+    Example:
+        >>> c, p = mix_crossings(np.array([10.0, 20.0]), np.array([0.0, 0.2]), np.array([15.0, np.inf]), 2.0)
+        >>> [round(float(x), 3) for x in p]
+        [0.0, 0.05, 0.3, 0.35]
+    """
+    if crossings.size == 0:
+        return costs, probs
+    steps = np.sort(crossings[np.isfinite(crossings) & (crossings > costs[0])])
+    # Each step as two knots, so the piecewise-linear reading keeps it a step.
+    grid = np.unique(np.concatenate((costs, steps * (1.0 - 1e-9), steps)))
+    base = np.interp(grid, costs, probs, left=0.0, right=float(probs[-1]))
+    counted = np.searchsorted(steps, grid, side="right")
+    mixed = (weight * base + counted) / (weight + crossings.size)
+    return grid, np.maximum.accumulate(mixed)
