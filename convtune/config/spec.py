@@ -38,6 +38,7 @@ PRUNER_OPTIONS = (
     "self_check",
     "comeback_veto",
     "behind_noise",
+    "plateau_references",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

@@ -18,6 +18,7 @@ from convtune.curves import (
     CurvePrior,
     Forecast,
     LRSchedule,
+    ReferenceRun,
     fit_curve,
     forecast_time_to_target,
     noise_scale,
@@ -66,6 +67,8 @@ docs/benchmarks.md (session 31, "A finished trial that came back"): on the 27 wo
 and on batch 8, recorded after the check was written, near-best configurations stopped by a
 forecast fell from 3 to 2 with hits and cost unchanged."""
 DEFAULT_BEHIND_NOISE = 0.0
+# Whether forecasts read the study's finished trials on a plateau prefix (see the option).
+DEFAULT_PLATEAU_REFERENCES = False
 """How many evaluation-noise units a trial must stand behind the finished trials' median at equal
 cost before the equal-cost rule counts it as behind (0: any distance counts). Not adopted by the
 check pre-registered in docs/benchmarks.md (session 32, "Behind by more than the noise"): at 2 it
@@ -116,6 +119,7 @@ class _Finished:
     costs: np.ndarray
     gaps: np.ndarray  # distance to the target at each report (inf where non-finite)
     noise: float  # its evaluation noise (robust second differences of the finite gaps)
+    reference: ReferenceRun  # its curve as a plateau's forecast reads it
 
     @property
     def final_gap(self) -> float:
@@ -294,6 +298,14 @@ class TimeToTargetPruner(BasePruner):
             a trial was stopped for standing 0.02 behind runs that stood there too before they
             dropped (docs/benchmarks.md, "Behind by more than the noise").
             :data:`DEFAULT_BEHIND_NOISE`.
+        plateau_references:
+            On a plateau prefix (moved under 3 noise units from its start), forecasts read the
+            study's finished trials: where those that stood on a plateau at the same cost went
+            on to cross is blended into the distribution, the calibrated forecast counting for 5
+            trials (``references`` of :func:`convtune.curves.forecast_time_to_target`). Whether a
+            plateau is stuck or waiting for a drop differs between workloads, and calibration
+            fitted on others cannot tell (docs/benchmarks.md, "Plateau references").
+            :data:`DEFAULT_PLATEAU_REFERENCES`.
     """
 
     def __init__(
@@ -316,6 +328,7 @@ class TimeToTargetPruner(BasePruner):
         self_check: bool = False,
         comeback_veto: bool = DEFAULT_COMEBACK_VETO,
         behind_noise: float = DEFAULT_BEHIND_NOISE,
+        plateau_references: bool = DEFAULT_PLATEAU_REFERENCES,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -364,6 +377,9 @@ class TimeToTargetPruner(BasePruner):
         if not 0.0 <= behind_noise < math.inf:
             raise ValueError(f"behind_noise must be a finite number >= 0, got {behind_noise!r}")
         self._behind_noise = float(behind_noise)
+        if plateau_references not in (True, False):
+            raise ValueError(f"plateau_references must be true or false, got {plateau_references!r}")
+        self._plateau_references = bool(plateau_references)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -429,7 +445,8 @@ class TimeToTargetPruner(BasePruner):
         """The forecast a decision on ``trial`` would use (e.g. to record on a stopped trial)."""
         frozen = _frozen(study, trial)
         summaries = self._summaries(study.study_name, self._finished_trials(study))
-        return self._forecast(frozen, self._prior(summaries))
+        others = [s for s in summaries if s.number != frozen.number]
+        return self._forecast(frozen, self._prior(summaries), references=self._references(others))
 
     def forecast_prefix(
         self,
@@ -452,7 +469,9 @@ class TimeToTargetPruner(BasePruner):
             finished = self._finished_trials(study)
         others = [s for s in self._summaries(study.study_name, finished) if s.number != trial.number]
         if trial.state is not TrialState.COMPLETE:
-            return self._forecast(trial, self._prior(others), costs[:seen], values[:seen])
+            return self._forecast(
+                trial, self._prior(others), costs[:seen], values[:seen], self._references(others)
+            )
         return self._finished_prefix_forecast(study.study_name, trial, seen, others)
 
     def _finished_prefix_forecast(
@@ -471,12 +490,15 @@ class TimeToTargetPruner(BasePruner):
             str(trial.datetime_start),
             n,
             tuple(s.number for s in self._prior_sources(others)),
+            tuple(s.number for s in others) if self._plateau_references else (),
         )
         if key not in self._prefix_forecasts:
             if len(self._prefix_forecasts) > 65536:
                 self._prefix_forecasts.clear()
             costs, values = _curve(trial)
-            self._prefix_forecasts[key] = self._forecast(trial, self._prior(others), costs[:n], values[:n])
+            self._prefix_forecasts[key] = self._forecast(
+                trial, self._prior(others), costs[:n], values[:n], self._references(others)
+            )
         return self._prefix_forecasts[key]
 
     def _forecasts_missed(self, study_name: str, finished: Sequence[FrozenTrial]) -> bool:
@@ -523,7 +545,7 @@ class TimeToTargetPruner(BasePruner):
         if not self._at_rung(costs):
             return PruneDecision(False, "between-rungs", None, incumbent)
 
-        forecast = self._forecast(trial, self._prior(summaries), costs, values)
+        forecast = self._forecast(trial, self._prior(summaries), costs, values, self._references(summaries))
         if forecast.reached:
             return PruneDecision(False, "reached", forecast, incumbent)
         if forecast.diverged:
@@ -626,6 +648,7 @@ class TimeToTargetPruner(BasePruner):
         prior: CurvePrior | None,
         costs: np.ndarray | None = None,
         values: np.ndarray | None = None,
+        references: Sequence[ReferenceRun] = (),
     ) -> Forecast:
         if costs is None or values is None:
             costs, values = _curve(trial)
@@ -640,7 +663,12 @@ class TimeToTargetPruner(BasePruner):
             horizon=horizon,
             level=self._level,
             reach_max_lowering=self._reach_max_lowering,
+            references=references,
         )
+
+    def _references(self, summaries: Sequence[_Finished]) -> list[ReferenceRun]:
+        """The finished trials a plateau's forecast reads (none unless ``plateau_references``)."""
+        return [s.reference for s in summaries] if self._plateau_references else []
 
     def _summaries(self, study_name: str, finished: Sequence[FrozenTrial]) -> list[_Finished]:
         out = []
@@ -669,7 +697,9 @@ class TimeToTargetPruner(BasePruner):
         gaps = np.array([self._target.gap(float(v)) for v in values])
         finite = gaps[np.isfinite(gaps)]
         noise = noise_scale(finite) if finite.size else math.inf
-        return _Finished(trial.number, ttt, fit, costs, gaps, noise)
+        return _Finished(
+            trial.number, ttt, fit, costs, gaps, noise, ReferenceRun.of(costs, values, self._target)
+        )
 
     def _prior_sources(self, summaries: Sequence[_Finished]) -> list[_Finished]:
         """The finished trials the prior is fitted to (none: no prior)."""

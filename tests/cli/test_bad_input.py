@@ -295,6 +295,17 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         ["pruner_options", "behind_noise must be a finite number >= 0, got -1.0"],
     ),
+    "plateau_references not true or false": (
+        "create",
+        ["n", "--config", "po.yaml"],
+        {
+            "po.yaml": yaml.safe_dump(
+                {**SPEC, "pruner": "time_to_target", "pruner_options": {"plateau_references": 3}}
+            )
+        },
+        {},
+        ["pruner_options", "plateau_references must be true or false, got 3.0"],
+    ),
     "pruner options of another pruner": (
         "create",
         ["n", "--config", "po.yaml"],

@@ -13,6 +13,7 @@ from convtune.curves import Forecast
 from convtune.pruners import (
     DEFAULT_COMEBACK_VETO,
     DEFAULT_MARGIN,
+    DEFAULT_PLATEAU_REFERENCES,
     STOP_PROBABILITY_ATTR,
     STOP_THRESHOLD_ATTR,
     PruneDecision,
@@ -486,3 +487,45 @@ def test_behind_noise_counts_a_trial_behind_only_by_more_than_the_evaluation_noi
         assert (plain_rule.prune, plain_rule.reason) == (True, "behind-and-unlikely"), plain_rule
     assert not by_noise[1].prune and by_noise[1].reason == "may-beat-incumbent", by_noise[1]
     assert (by_more[1].prune, by_more[1].reason) == (True, "behind-and-unlikely"), by_more[1]
+
+
+def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sat_on() -> None:
+    # Three finished trials sat on a plateau around 2.69 for ten reports, then dropped and
+    # reached the target. A new trial sits on the plateau too, 0.1 farther from the target than
+    # any of them stood (so comeback_veto has no comeback to point at): the calibrated forecast
+    # alone gives it little chance and the equal-cost rule stops it. With plateau_references the
+    # forecast reads that every trial of this study that sat on a plateau there went on to reach,
+    # and keeps it.
+    costs = [i * EVERY for i in range(1, 17)]
+    plateau, drop = [2.70, 2.69, 2.70, 2.69, 2.69, 2.68, 2.69, 2.68, 2.68, 2.68], [2.40, 2.05, 1.86]
+    tail = [1.84, 1.83, 1.82]
+    finished = [
+        {
+            c: v + shift + 0.01 * sign * (-1) ** i
+            for i, (c, v) in enumerate(zip(costs, plateau + drop + tail, strict=True))
+        }
+        for shift, sign in ((0.0, 1), (0.01, -1), (-0.01, 1))
+    ]
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
+    assert not DEFAULT_PLATEAU_REFERENCES
+    default = TimeToTargetPruner(TARGET, **plain)
+    with_references = TimeToTargetPruner(TARGET, plateau_references=True, **plain)
+    with pytest.raises(ValueError, match="plateau_references"):
+        TimeToTargetPruner(TARGET, plateau_references=2)
+
+    study = optuna.create_study()
+    for curve in finished:
+        study.add_trial(
+            optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
+        )
+    trial = study.ask()
+    for i, cost in enumerate(costs[:4]):
+        trial.report(2.80 + 0.01 * (-1) ** i, step=cost)
+    frozen = study._storage.get_trial(trial._trial_id)
+    alone, told = default.decide(study, frozen), with_references.decide(study, frozen)
+    assert (alone.prune, alone.reason) == (True, "behind-and-unlikely"), alone
+    assert (told.prune, told.reason) == (False, "may-beat-incumbent"), told
+    # Three of three matched trials reached, the forecast weighing five: at least 3/8 by the bar.
+    assert told.probability >= 3 / 8 > alone.probability
+    # The forecast a stopped trial would record is the one the decision used.
+    assert with_references.forecast_trial(study, frozen).probability == told.forecast.probability
