@@ -381,6 +381,36 @@ _FRESH9 = (
         "(2400 / 800); val negative log-likelihood",
     ),
 )  # fmt: skip
+# Defined in session 33 after checks F and P (docs/benchmarks.md, "Plateau references") were
+# committed; nothing scored on them before both ran.
+_FRESH10 = (
+    CorpusWorkload(
+        "contrastive_retrieval", wl.ContrastiveRetrieval, "supervised contrastive metric learning, retrieval",
+        "val_recall1", "maximize", (0.0, 1.0), 24576, 1024, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 20-64-16 embedding, supervised contrastive loss (temperature 0.2), on make_classification "
+        "4 classes x 2 clusters, 5 informative of 20 features (1400 / 600); val recall@1 by cosine nearest neighbour",
+    ),
+    CorpusWorkload(
+        "cox_survival", wl.CoxSurvival, "survival analysis, Cox partial likelihood, censored data", "val_cindex",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        batch_product=True,
+        description="MLP 10-32-1 log-risk, Cox partial likelihood per batch, exponential event times with a "
+        "non-linear log-rate, ~35% censored (1800 / 600); val Harrell's concordance index",
+    ),
+    CorpusWorkload(
+        "fourier_image_fit", wl.FourierImageFit, "implicit neural representation, Fourier features, PSNR",
+        "val_psnr", "maximize", (None, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        batch_product=True,
+        description="MLP 64-64-64-1 on 32 random Fourier features of pixel coordinates fitting a 48x48 generated "
+        "image (half the pixels to train, half held out); val PSNR in dB",
+    ),
+    CorpusWorkload(
+        "shapes_segmentation", wl.ShapesSegmentation, "fully convolutional semantic segmentation, IoU",
+        "val_iou", "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (16, 32), (0, 30),
+        description="conv3x3(16)-conv3x3(16)-conv1x1 on 16x16 noisy images of a filled ellipse or rectangle "
+        "beside distractor lines (2000 / 500); val foreground IoU",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -391,11 +421,25 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     7: tuple(w.name for w in _FRESH7),
     8: tuple(w.name for w in _FRESH8),
     9: tuple(w.name for w in _FRESH9),
+    10: tuple(w.name for w in _FRESH10),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
     w.name: w
-    for w in _ALL + _FRESH + _FRESH2 + _FRESH3 + _FRESH4 + _FRESH5 + _FRESH6 + _FRESH7 + _FRESH8 + _FRESH9
+    for batch in (
+        _ALL,
+        _FRESH,
+        _FRESH2,
+        _FRESH3,
+        _FRESH4,
+        _FRESH5,
+        _FRESH6,
+        _FRESH7,
+        _FRESH8,
+        _FRESH9,
+        _FRESH10,
+    )
+    for w in batch
 }
 
 
