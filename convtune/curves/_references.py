@@ -26,8 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from convtune.config.target import Target
-from convtune.curves._measure import as_target, merge_repeats, time_to_target
+from convtune.curves._measure import as_target, time_to_target
 from convtune.curves._models import noise_scale
+from convtune.curves._reach import CurveSummary
 
 # A prefix that moved less than this many noise units from its first value is on a plateau.
 PLATEAU_NOISE = 3.0
@@ -69,19 +70,14 @@ class ReferenceRun:
         cls, costs: Sequence[float] | np.ndarray, values: Sequence[float] | np.ndarray, target: Target | str
     ) -> ReferenceRun:
         tgt = as_target(target)
-        c = np.asarray(costs, dtype=float).reshape(-1)
         v = np.asarray(values, dtype=float).reshape(-1)
-        n = min(c.size, v.size)
-        c, v = c[:n], v[:n]
-        crossing = time_to_target(c, v, tgt) if n else math.inf
-        diverged = bool(np.any(~np.isfinite(v)))
-        ok = np.isfinite(c) & np.isfinite(v) & (c > 0)
-        c, y = merge_repeats(c[ok], (1.0 if tgt.lower_is_better else -1.0) * v[ok])
-        if diverged and not math.isfinite(crossing):
+        crossing = time_to_target(costs, values, tgt) if v.size else math.inf
+        seen = CurveSummary.of(costs, values, tgt)  # the finite points, oriented lower-is-better
+        if not np.all(np.isfinite(v)) and not math.isfinite(crossing):
             observed_to = math.inf
         else:
-            observed_to = float(c[-1]) if c.size else 0.0
-        return cls(c, y, float(crossing), observed_to)
+            observed_to = seen.c_last
+        return cls(seen.c, seen.y, float(crossing), observed_to)
 
 
 def plateau_crossings(

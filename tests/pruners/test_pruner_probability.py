@@ -460,21 +460,29 @@ def test_comeback_veto_keeps_a_trial_behind_by_no_more_than_a_finished_winner_on
     assert (beyond[1].prune, beyond[1].reason) == (True, "behind-and-unlikely"), beyond[1]
 
 
+PLATEAU_COSTS = [i * EVERY for i in range(1, 17)]
+
+
+def plateau_winners() -> list[dict[int, float]]:
+    """Three finished trials that wander around 2.69 by the validation set's noise for ten
+    reports, then drop and reach the target (1.9) by the thirteenth."""
+    plateau, drop = [2.70, 2.69, 2.70, 2.69, 2.69, 2.68, 2.69, 2.68, 2.68, 2.68], [2.40, 2.05, 1.86]
+    tail = [1.84, 1.83, 1.82]
+    return [
+        {
+            c: v + shift + 0.01 * sign * (-1) ** i
+            for i, (c, v) in enumerate(zip(PLATEAU_COSTS, plateau + drop + tail, strict=True))
+        }
+        for shift, sign in ((0.0, 1), (0.01, -1), (-0.01, 1))
+    ]
+
+
 def test_behind_noise_counts_a_trial_behind_only_by_more_than_the_evaluation_noise() -> None:
     # Three finished trials wander around 2.69 by the validation set's noise before they drop
     # and reach the target. A trial 0.03 behind their median at equal cost (and behind all of
     # them, so comeback_veto does not apply) is behind by noise: behind_noise = 2 keeps it, the
     # plain rule (behind_noise = 0, the default) stops it. One 0.11 behind is stopped by both.
-    costs = [i * EVERY for i in range(1, 17)]
-    plateau, drop = [2.70, 2.69, 2.70, 2.69, 2.69, 2.68, 2.69, 2.68, 2.68, 2.68], [2.40, 2.05, 1.86]
-    tail = [1.84, 1.83, 1.82]
-    finished = [
-        {
-            c: v + shift + 0.01 * sign * (-1) ** i
-            for i, (c, v) in enumerate(zip(costs, plateau + drop + tail, strict=True))
-        }
-        for shift, sign in ((0.0, 1), (0.01, -1), (-0.01, 1))
-    ]
+    finished = plateau_winners()
     plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
     noise_tolerant = TimeToTargetPruner(TARGET, behind_noise=2.0, **plain)
     default = TimeToTargetPruner(TARGET, **plain)
@@ -496,16 +504,7 @@ def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sa
     # alone gives it little chance and the equal-cost rule stops it. With plateau_references the
     # forecast reads that every trial of this study that sat on a plateau there went on to reach,
     # and keeps it.
-    costs = [i * EVERY for i in range(1, 17)]
-    plateau, drop = [2.70, 2.69, 2.70, 2.69, 2.69, 2.68, 2.69, 2.68, 2.68, 2.68], [2.40, 2.05, 1.86]
-    tail = [1.84, 1.83, 1.82]
-    finished = [
-        {
-            c: v + shift + 0.01 * sign * (-1) ** i
-            for i, (c, v) in enumerate(zip(costs, plateau + drop + tail, strict=True))
-        }
-        for shift, sign in ((0.0, 1), (0.01, -1), (-0.01, 1))
-    ]
+    finished = plateau_winners()
     plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
     assert not DEFAULT_PLATEAU_REFERENCES
     default = TimeToTargetPruner(TARGET, **plain)
@@ -519,7 +518,7 @@ def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sa
             optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
         )
     trial = study.ask()
-    for i, cost in enumerate(costs[:4]):
+    for i, cost in enumerate(PLATEAU_COSTS[:4]):
         trial.report(2.80 + 0.01 * (-1) ** i, step=cost)
     frozen = study._storage.get_trial(trial._trial_id)
     alone, told = default.decide(study, frozen), with_references.decide(study, frozen)
