@@ -72,9 +72,11 @@ class PerfectForecastPruner(TimeToTargetPruner):
     def _knows(self) -> bool:
         return self.decisions == "all" or (self.decisions == "after") == self._has_incumbent
 
-    def _forecast(self, trial: FrozenTrial, prior: Any, costs: Any = None, values: Any = None) -> Forecast:
+    def _forecast(
+        self, trial: FrozenTrial, prior: Any, costs: Any = None, values: Any = None, references: Any = ()
+    ) -> Forecast:
         if not self._knows():
-            return super()._forecast(trial, prior, costs, values)
+            return super()._forecast(trial, prior, costs, values, references)
         run = _replayed_run(self.executor)
         # Trials report in step units (milliseconds where cost is time), as the pruner reads them.
         crossing = step_scale(self.cost) * time_to_target(run.costs(self.cost), run.metric, self._target)
