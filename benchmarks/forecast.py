@@ -73,7 +73,7 @@ from convtune.curves._calibration import (
 )
 from convtune.curves._forecast import Forecast, RawForecast, point_estimate, raw_forecast
 from convtune.curves._reach import CurveSummary, ReachModel, reach_features
-from convtune.curves._references import ReferenceRun
+from convtune.curves._references import PLATEAU_NOISE, ReferenceRun
 from convtune.curves._references import moved as moved_noise_units
 
 HERE = Path(__file__).resolve().parent
@@ -716,7 +716,7 @@ def by_schedule(held: list[Case], cuts: tuple[float, ...]) -> list[str]:
 
 # Buckets of how far a prefix has moved from its first value toward the better, in units of its
 # own evaluation noise: a curve on a plateau (stuck, or waiting for a drop) against one that moves.
-MOVED_EDGES = (3.0, 10.0)
+MOVED_EDGES = (PLATEAU_NOISE, 10.0)
 
 
 def moved(case: Case, method: str = "convtune") -> float:

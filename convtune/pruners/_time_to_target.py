@@ -119,7 +119,7 @@ class _Finished:
     costs: np.ndarray
     gaps: np.ndarray  # distance to the target at each report (inf where non-finite)
     noise: float  # its evaluation noise (robust second differences of the finite gaps)
-    reference: ReferenceRun  # its curve as a plateau's forecast reads it
+    reference: ReferenceRun | None  # its curve as a plateau's forecast reads it (plateau_references)
 
     @property
     def final_gap(self) -> float:
@@ -668,7 +668,7 @@ class TimeToTargetPruner(BasePruner):
 
     def _references(self, summaries: Sequence[_Finished]) -> list[ReferenceRun]:
         """The finished trials a plateau's forecast reads (none unless ``plateau_references``)."""
-        return [s.reference for s in summaries] if self._plateau_references else []
+        return [s.reference for s in summaries if s.reference is not None]
 
     def _summaries(self, study_name: str, finished: Sequence[FrozenTrial]) -> list[_Finished]:
         out = []
@@ -697,9 +697,9 @@ class TimeToTargetPruner(BasePruner):
         gaps = np.array([self._target.gap(float(v)) for v in values])
         finite = gaps[np.isfinite(gaps)]
         noise = noise_scale(finite) if finite.size else math.inf
-        return _Finished(
-            trial.number, ttt, fit, costs, gaps, noise, ReferenceRun.of(costs, values, self._target)
-        )
+        # Read only where forecasts use it: the option is off by default.
+        reference = ReferenceRun.of(costs, values, self._target) if self._plateau_references else None
+        return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference)
 
     def _prior_sources(self, summaries: Sequence[_Finished]) -> list[_Finished]:
         """The finished trials the prior is fitted to (none: no prior)."""
