@@ -39,6 +39,7 @@ PRUNER_OPTIONS = (
     "comeback_veto",
     "behind_noise",
     "plateau_references",
+    "pause_behind",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

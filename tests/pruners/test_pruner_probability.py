@@ -528,3 +528,40 @@ def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sa
     assert told.probability >= 3 / 8 > alone.probability
     # The forecast a stopped trial would record is the one the decision used.
     assert with_references.forecast_trial(study, frozen).probability == told.forecast.probability
+
+
+def test_pause_behind_pauses_a_trial_behind_the_median_at_any_report_with_no_forecast_asked() -> None:
+    # pause_behind: once a trial has reached, one farther from the target than the finished
+    # trials' median at equal cost is paused at its first report, before any rung and whatever
+    # its forecast says (MedianPruner's evidence, as a pause); one ahead of that median is not,
+    # and the comeback veto still holds the pause back where a winner once stood as far.
+    costs = [i * EVERY for i in range(1, 9)]
+    steady = [{c: loss(speed, 1.5, c) for c in costs} for speed in (0.02, 0.03, 0.05)]
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "n_warmup_reports": 4}
+    default = TimeToTargetPruner(TARGET, **plain)
+    pausing = TimeToTargetPruner(TARGET, pause_behind=True, **plain)
+    with pytest.raises(ValueError, match="pause_behind"):
+        TimeToTargetPruner(TARGET, pause_behind=2)
+
+    median_at_2000 = float(np.median([curve[2 * EVERY] for curve in steady]))
+    behind = equal_cost_decisions(steady, median_at_2000 + 0.05, default, pausing)
+    ahead = equal_cost_decisions(steady, median_at_2000 - 0.05, default, pausing)
+    assert (behind[0].prune, behind[0].reason) == (False, "warm-up"), behind[0]
+    assert (behind[1].prune, behind[1].reason) == (True, "behind-median"), behind[1]
+    assert math.isnan(behind[1].probability) and behind[1].forecast is None  # no forecast asked
+    assert (ahead[1].prune, ahead[1].reason) == (False, "warm-up"), ahead[1]
+
+    # The incumbent stood 2.70 at that cost before it dropped and reached (the others never
+    # reach): a trial behind the median but no farther back than it stood is not paused, one
+    # farther back is, and without the veto both are.
+    late_bloomer = dict(zip(costs, [2.71, 2.70, 2.69, 2.68, 2.30, 1.85, 1.80, 1.78], strict=True))
+    comeback = [late_bloomer, *({c: loss(speed, 2.0, c) for c in costs} for speed in (0.02, 0.03, 0.05))]
+    within = equal_cost_decisions(comeback, 2.69, default, pausing)[1]
+    beyond = equal_cost_decisions(comeback, 2.75, default, pausing)[1]
+    assert not within.prune and (beyond.prune, beyond.reason) == (True, "behind-median"), (within, beyond)
+    without_veto = TimeToTargetPruner(TARGET, pause_behind=True, comeback_veto=False, **plain)
+    assert equal_cost_decisions(comeback, 2.69, default, without_veto)[1].reason == "behind-median"
+
+    # Before any trial has reached the target there is no pause: nothing to be behind yet.
+    unreached = [{c: 2.5 - 0.01 * i for i, c in enumerate(costs)} for _ in range(3)]
+    assert not equal_cost_decisions(unreached, 2.6, default, pausing)[1].prune
