@@ -441,6 +441,37 @@ _FRESH11 = (
         "inputs (2400 / 800); val KL divergence in nats",
     ),
 )  # fmt: skip
+# Defined in session 35 after check P (docs/benchmarks.md, "Pause the trials behind") was
+# committed; nothing scored on them before it ran.
+_FRESH12 = (
+    CorpusWorkload(
+        "made_digits", wl.MADEDigits, "autoregressive density estimation, masked autoencoder", "val_nll",
+        "minimize", (0.0, None), 24576, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        batch_product=True,
+        description="MADE, one masked hidden layer of 128, on sklearn load_digits binarised at half intensity "
+        "(1300 / 497); val negative log-likelihood in nats per image",
+    ),
+    CorpusWorkload(
+        "moe_regression", wl.MixtureOfExperts, "mixture of experts, softmax gate", "val_mse",
+        "minimize", (0.0, None), 24576, 1024, 1e-2, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        batch_product=True,
+        description="four expert MLPs 3-16-1 mixed by a linear softmax gate, on a target that follows a "
+        "different function in each quadrant of two inputs, noise std 0.1 (2400 / 800); val MSE",
+    ),
+    CorpusWorkload(
+        "score_matching", wl.ScoreMatching, "denoising score matching", "val_dsm",
+        "minimize", (0.0, None), 24576, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        batch_product=True,
+        description="MLP 2-64-64-2 score of eight Gaussians on a ring blurred by noise std 0.3 (4000 points / "
+        "1000 fixed noisy pairs); val denoising score-matching loss",
+    ),
+    CorpusWorkload(
+        "binary_weight_digits", wl.BinaryWeightDigits, "binary weights, straight-through estimator", "accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        description="MLP 64-128-10 with sign(w) x mean|w| weights in the forward pass, gradients straight through "
+        "to the latent weights, on sklearn load_digits (1257 / 540); val accuracy",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -453,6 +484,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     9: tuple(w.name for w in _FRESH9),
     10: tuple(w.name for w in _FRESH10),
     11: tuple(w.name for w in _FRESH11),
+    12: tuple(w.name for w in _FRESH12),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -470,6 +502,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH9,
         _FRESH10,
         _FRESH11,
+        _FRESH12,
     )
     for w in batch
 }
