@@ -472,6 +472,39 @@ _FRESH12 = (
         "to the latent weights, on sklearn load_digits (1257 / 540); val accuracy",
     ),
 )  # fmt: skip
+# Written in session 36 while check Q (docs/benchmarks.md, "Pause behind, then promote") was
+# drafted, sized on five runs each; committed and recorded after it; nothing scored on them before
+# it ran.
+_FRESH13 = (
+    CorpusWorkload(
+        "mixup_digits", wl.MixupDigits, "mixup data augmentation, soft labels", "accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        batch_product=True,
+        description="MLP 64-64-10 on sklearn load_digits trained on Beta(0.4, 0.4) mixtures of image pairs and "
+        "their one-hot labels (1257 / 540); val accuracy on unmixed images",
+    ),
+    CorpusWorkload(
+        "adversarial_digits", wl.AdversarialDigits, "adversarial training, FGSM", "val_robust_accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (16, 64), (0, 30),
+        description="MLP 64-128-10 on sklearn load_digits trained on FGSM images (radius 0.1 in [0, 1] pixels) "
+        "(1257 / 540); val accuracy on FGSM images against the current model",
+    ),
+    CorpusWorkload(
+        "ordinal_levels", wl.OrdinalLevels, "ordinal regression, cumulative link", "val_mae",
+        "minimize", (0.0, None), 24576, 1024, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        batch_product=True,
+        description="MLP 8-32-1 score with five ordered learned thresholds (CORAL) on six quantile levels of a "
+        "noisy non-linear function of 8 Gaussian inputs (2400 / 800); val mean absolute error in levels",
+    ),
+    CorpusWorkload(
+        "skipgram_text", wl.SkipGramText, "word embeddings, skip-gram with negative sampling", "val_nsloss",
+        "minimize", (0.0, None), 24576, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        batch_product=True,
+        description="32-dimensional embeddings of the 600 commonest words of four stdlib files, window 2, 5 "
+        "unigram^0.75 negatives (pairs from two other stdlib files held out, fixed negatives); val "
+        "negative-sampling loss",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -485,6 +518,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     10: tuple(w.name for w in _FRESH10),
     11: tuple(w.name for w in _FRESH11),
     12: tuple(w.name for w in _FRESH12),
+    13: tuple(w.name for w in _FRESH13),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -503,6 +537,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH10,
         _FRESH11,
         _FRESH12,
+        _FRESH13,
     )
     for w in batch
 }

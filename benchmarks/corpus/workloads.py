@@ -1896,6 +1896,219 @@ class _BinaryLinear(nn.Linear):
         return F.linear(x, self.weight + (binary - self.weight).detach(), self.bias)
 
 
+class MixupDigits(_Classifier):
+    """Mixup (Zhang et al. 2018): an MLP 64-64-10 on sklearn's 8 × 8 digits trained on convex
+    mixtures of two images and of their one-hot labels (mixing weight drawn from Beta(0.4, 0.4)
+    per image), so the training loss never reaches 0 and the val curve rises slower than plain
+    training's; metric val accuracy on the unmixed held-out images. 1,257 images to train on, 540
+    held out. Recorded in session 36 as the thirteenth batch of *fresh* workloads: written while
+    the check it serves was drafted, recorded after it had been committed, and nothing scored on
+    them before."""
+
+    metric = "accuracy"
+    alpha = 0.4
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_digits
+
+        digits = load_digits()
+        super().__init__(*_split(digits.data.astype(np.float32) / 16.0, digits.target, 0.3, True))
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        rng = np.random.default_rng(seed * 1_000_003 + rank)
+        count = len(self.x_train)
+        onehot = F.one_hot(self.y_train, 10).float()
+        while True:
+            first = torch.from_numpy(rng.integers(0, count, micro_batch_size))
+            second = torch.from_numpy(rng.integers(0, count, micro_batch_size))
+            weight = torch.from_numpy(
+                rng.beta(self.alpha, self.alpha, (micro_batch_size, 1)).astype(np.float32)
+            )
+            inputs = weight * self.x_train[first] + (1 - weight) * self.x_train[second]
+            yield inputs, weight * onehot[first] + (1 - weight) * onehot[second]
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, soft_labels = batch
+        return -(soft_labels * F.log_softmax(model(inputs).float(), -1)).sum(-1).mean()
+
+    def build_model(self) -> nn.Module:
+        return _mlp(64, [64], 10)
+
+
+class AdversarialDigits(_Classifier):
+    """Adversarial training (Goodfellow et al. 2015; FGSM): an MLP 64-128-10 on sklearn's 8 × 8
+    digits (pixels in [0, 1]) trained on images moved by 0.1 in the sign of the loss gradient,
+    which the model computes afresh each step; metric val accuracy on the held-out images moved
+    the same way against the current model (robust accuracy, well below clean accuracy).
+    1,257 images to train on, 540 held out. A fresh workload of the thirteenth batch (see
+    ``MixupDigits``)."""
+
+    metric = "val_robust_accuracy"
+    radius = 0.1
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_digits
+
+        digits = load_digits()
+        super().__init__(*_split(digits.data.astype(np.float32) / 16.0, digits.target, 0.3, True))
+
+    def _attack(self, model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        with torch.enable_grad():
+            probe = inputs.detach().clone().requires_grad_(True)
+            (grad,) = torch.autograd.grad(F.cross_entropy(model(probe).float(), labels), probe)
+        return (inputs + self.radius * grad.sign()).clamp(0.0, 1.0).detach()
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, labels = batch
+        return F.cross_entropy(model(self._attack(model, inputs, labels)).float(), labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        logits = model(self._attack(model, self.x_val, self.y_val)).float()
+        return {"val_robust_accuracy": (logits.argmax(-1) == self.y_val).float().mean().item()}
+
+    def build_model(self) -> nn.Module:
+        return _mlp(64, [128], 10)
+
+
+class OrdinalLevels(_Tabular):
+    """Ordinal regression with a cumulative-link model (CORAL, Cao et al. 2020): an MLP 8-32-1
+    gives one score, five learned thresholds split it into six ordered levels, each threshold
+    trained as a binary "level > k" with its own logit; the levels are quantiles of a noisy
+    non-linear function of 8 Gaussian inputs; metric val mean absolute error in levels (the
+    predicted level counts the thresholds passed). 2,400 points to train on, 800 held out.
+    A fresh workload of the thirteenth batch (see ``MixupDigits``)."""
+
+    metric = "val_mae"
+    levels = 6
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(281)
+        x = rng.normal(size=(3200, 8)).astype(np.float32)
+        latent = (
+            np.tanh(x[:, 0] + x[:, 1] * x[:, 2])
+            + 0.5 * x[:, 3] ** 2
+            - 0.7 * x[:, 4]
+            + rng.normal(0, 0.3, 3200)
+        )
+        edges = np.quantile(latent[:2400], np.linspace(0, 1, self.levels + 1)[1:-1])
+        y = np.searchsorted(edges, latent).astype(np.int64)
+        super().__init__(x[:2400], y[:2400], x[2400:], y[2400:])
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, levels = batch
+        above = (levels[:, None] > torch.arange(self.levels - 1)[None, :]).float()
+        return F.binary_cross_entropy_with_logits(model(inputs).float(), above)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        predicted = (model(self.x_val) > 0).sum(-1)
+        return {"val_mae": (predicted - self.y_val).abs().float().mean().item()}
+
+    def build_model(self) -> nn.Module:
+        return _CumulativeLink(8, self.levels - 1)
+
+
+class _CumulativeLink(nn.Module):
+    """One score per input minus ordered thresholds: the logits of "level > k" for each k."""
+
+    def __init__(self, inputs: int, thresholds: int) -> None:
+        super().__init__()
+        self.score = _mlp(inputs, [32], 1)
+        self.first = nn.Parameter(torch.tensor(-1.0))
+        self.steps = nn.Parameter(torch.zeros(thresholds - 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # Thresholds stay ordered: the first plus cumulative positive steps.
+        thresholds = torch.cat([self.first[None], self.first + torch.cumsum(F.softplus(self.steps) + 0.1, 0)])
+        return self.score(x) - thresholds[None, :]
+
+
+class SkipGramText(_Tabular):
+    """Word embeddings by skip-gram with negative sampling (Mikolov et al. 2013): 32-dimensional
+    input and output embeddings of the 600 commonest words in stdlib source text, trained to tell
+    (word, word within 2 positions) pairs from 5 negatives drawn from the unigram distribution to
+    the power 0.75; metric the val negative-sampling loss on pairs from held-out files with fixed
+    negatives. A fresh workload of the thirteenth batch (see ``MixupDigits``)."""
+
+    metric = "val_nsloss"
+    vocabulary = 600
+    window = 2
+    negatives = 5
+    train_sources = ("argparse.py", "logging/__init__.py", "subprocess.py", "typing.py")
+    val_sources = ("pathlib.py", "tarfile.py")
+
+    def __init__(self) -> None:
+        import collections
+        import re
+
+        stdlib = Path(sysconfig.get_paths()["stdlib"])
+
+        def words(sources: tuple[str, ...]) -> list[str]:
+            text = "\n".join((stdlib / name).read_text(encoding="utf-8") for name in sources)
+            return re.findall(r"[A-Za-z_]+", text.lower())
+
+        train_words, val_words = words(self.train_sources), words(self.val_sources)
+        counts = collections.Counter(train_words).most_common(self.vocabulary)
+        index = {word: i for i, (word, _) in enumerate(counts)}
+        frequency = np.array([c for _, c in counts], dtype=np.float64) ** 0.75
+        self.noise = torch.tensor(frequency / frequency.sum(), dtype=torch.float32)
+        train_pairs, val_pairs = self._pairs(train_words, index), self._pairs(val_words, index)
+        rng = np.random.default_rng(283)
+        val_pairs = val_pairs[rng.permutation(len(val_pairs))[:4000]]
+        val_negatives = rng.choice(
+            self.vocabulary, size=(len(val_pairs), self.negatives), p=frequency / frequency.sum()
+        )
+        super().__init__(train_pairs[:, :1], train_pairs[:, 1], val_pairs[:, :1], val_pairs[:, 1])
+        self.x_train, self.x_val = self.x_train.long(), self.x_val.long()
+        self.val_negatives = torch.tensor(val_negatives, dtype=torch.long)
+
+    def _pairs(self, words: list[str], index: dict[str, int]) -> np.ndarray:
+        ids = [index[w] for w in words if w in index]
+        pairs = [
+            (ids[i], ids[i + d])
+            for d in range(-self.window, self.window + 1)
+            if d
+            for i in range(max(0, -d), len(ids) - max(0, d))
+        ]
+        return np.array(pairs, dtype=np.int64)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        for centres, contexts in super().train_batches(micro_batch_size, rank, world_size, seed):
+            negatives = torch.multinomial(
+                self.noise, micro_batch_size * self.negatives, True, generator=generator
+            )
+            yield centres, torch.cat([contexts[:, None], negatives.view(micro_batch_size, -1)], 1)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        centres, candidates = batch
+        scores = model(centres[:, 0], candidates).float()
+        signs = torch.full_like(scores, -1.0)
+        signs[:, 0] = 1.0
+        return -F.logsigmoid(signs * scores).sum(-1).mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        candidates = torch.cat([self.y_val[:, None], self.val_negatives], 1)
+        return {"val_nsloss": self.loss(model, (self.x_val, candidates)).item()}
+
+    def build_model(self) -> nn.Module:
+        return _SkipGram(self.vocabulary, 32)
+
+
+class _SkipGram(nn.Module):
+    def __init__(self, vocabulary: int, width: int) -> None:
+        super().__init__()
+        self.centre = nn.Embedding(vocabulary, width)
+        self.context = nn.Embedding(vocabulary, width)
+        nn.init.normal_(self.centre.weight, std=0.1)
+        nn.init.zeros_(self.context.weight)
+
+    def forward(self, centres: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        return (self.centre(centres)[:, None, :] * self.context(candidates)).sum(-1)
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
