@@ -40,6 +40,7 @@ PRUNER_OPTIONS = (
     "behind_noise",
     "plateau_references",
     "pause_behind",
+    "pause_phase",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

@@ -81,6 +81,13 @@ a trial has reached the target, with no forecast asked (see the option). Not ado
 pre-registered in docs/benchmarks.md (session 35, "Pause the trials behind"): pooled over 39 seen
 workloads it found the winner more often (253 -> 265 of 390 studies) and more cheaply, but on a
 held-out workload it paused near-best configurations for good and lost three of 20 (the bar: two)."""
+DEFAULT_PAUSE_PHASE = False
+"""Whether ``pause_behind`` compares a trial only with finished trials no further into their LR
+decay (see the option). Off until a check adopts it."""
+PHASE_TOLERANCE = 0.1
+"""How much further into its LR decay (1 - LR / peak) a finished trial may be than the trial judged
+and still count under ``pause_phase``: about the LR a compressed stored schedule can be off by
+where it bends. Fixed, not tuned."""
 DEFAULT_MARGIN = 0.1
 """Relative slack on the incumbent's time-to-target: a trial is judged on reaching before
 ``incumbent * (1 + margin)``. The incumbent's time is one seed's, and one configuration's seeds
@@ -126,6 +133,7 @@ class _Finished:
     gaps: np.ndarray  # distance to the target at each report (inf where non-finite)
     noise: float  # its evaluation noise (robust second differences of the finite gaps)
     reference: ReferenceRun | None  # its curve as a plateau's forecast reads it (plateau_references)
+    schedule: LRSchedule | None = None  # its LR schedule as stored (pause_phase reads it)
 
     @property
     def final_gap(self) -> float:
@@ -324,6 +332,16 @@ class TimeToTargetPruner(BasePruner):
             Optuna pruners, stopping so, found the winner more often than the forecast-guarded
             rules on the workloads recorded last (docs/benchmarks.md, "Pause the trials
             behind"). :data:`DEFAULT_PAUSE_BEHIND`.
+        pause_phase:
+            With ``pause_behind``, compare a trial only with the finished trials that were, at
+            the same cost, no further into their LR decay (``1 - LR / peak``, within
+            :data:`PHASE_TOLERANCE`), and never pause it before its own LR has reached its peak.
+            A run still at its peak LR sits at a higher loss than one whose LR has already
+            decayed and drops when its own decay comes (warmup-stable-decay and step schedules
+            bloom late): standing behind the annealed runs is what its schedule predicts, not
+            evidence. Trials without a stored schedule are compared with every finished trial,
+            as without the option (docs/benchmarks.md, "Behind the runs in the same phase").
+            :data:`DEFAULT_PAUSE_PHASE`.
     """
 
     def __init__(
@@ -348,6 +366,7 @@ class TimeToTargetPruner(BasePruner):
         behind_noise: float = DEFAULT_BEHIND_NOISE,
         plateau_references: bool = DEFAULT_PLATEAU_REFERENCES,
         pause_behind: bool = DEFAULT_PAUSE_BEHIND,
+        pause_phase: bool = DEFAULT_PAUSE_PHASE,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -402,6 +421,9 @@ class TimeToTargetPruner(BasePruner):
         if pause_behind not in (True, False):
             raise ValueError(f"pause_behind must be true or false, got {pause_behind!r}")
         self._pause_behind = bool(pause_behind)
+        if pause_phase not in (True, False):
+            raise ValueError(f"pause_phase must be true or false, got {pause_phase!r}")
+        self._pause_phase = bool(pause_phase)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -565,7 +587,7 @@ class TimeToTargetPruner(BasePruner):
         if (
             self._pause_behind
             and math.isfinite(incumbent)
-            and self._behind_for_pause(summaries, costs, values, incumbent)
+            and self._behind_for_pause(summaries, costs, values, incumbent, _schedule(trial))
         ):
             return PruneDecision(True, "behind-median", None, incumbent)
         if costs.size < max(self._n_warmup_reports, 1):
@@ -615,14 +637,31 @@ class TimeToTargetPruner(BasePruner):
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
 
     def _behind_for_pause(
-        self, summaries: Sequence[_Finished], costs: np.ndarray, values: np.ndarray, incumbent: float
+        self,
+        summaries: Sequence[_Finished],
+        costs: np.ndarray,
+        values: np.ndarray,
+        incumbent: float,
+        schedule: LRSchedule | None,
     ) -> bool:
-        """``pause_behind``'s rule: behind the finished trials' median at this cost, never having
-        reached the target, and no comeback seen from as far back (under ``comeback_veto``)."""
+        """``pause_behind``'s rule: behind the finished trials' median at this cost (under
+        ``pause_phase``, of those no further into their LR decay), never having reached the
+        target, and no comeback seen from as far back (under ``comeback_veto``)."""
         if any(self._target.is_reached(float(v)) for v in values):
             return False
+        cost = float(costs[-1])
+        peers: Sequence[_Finished] = summaries
+        if self._pause_phase and schedule is not None:
+            decay = _lr_decay(schedule, cost)
+            if decay is None:
+                return False  # still warming up: it has not trained at its peak LR yet
+            peers = [
+                s
+                for s in summaries
+                if s.schedule is not None and _decay_or_zero(s.schedule, cost) <= decay + PHASE_TOLERANCE
+            ]
         gap = self._target.gap(float(values[-1]))
-        if not _behind_median(summaries, float(costs[-1]), gap, self._behind_noise):
+        if not _behind_median(peers, cost, gap, self._behind_noise):
             return False
         bar = incumbent * (1.0 + self._margin)
         return not (self._comeback_veto and _came_back(summaries, float(costs[-1]), gap, bar))
@@ -740,7 +779,7 @@ class TimeToTargetPruner(BasePruner):
         noise = noise_scale(finite) if finite.size else math.inf
         # Read only where forecasts use it: the option is off by default.
         reference = ReferenceRun.of(costs, values, self._target) if self._plateau_references else None
-        return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference)
+        return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference, _schedule(trial))
 
     def _prior_sources(self, summaries: Sequence[_Finished]) -> list[_Finished]:
         """The finished trials the prior is fitted to (none: no prior)."""
@@ -788,6 +827,29 @@ def _behind_median(summaries: Sequence[_Finished], cost: float, gap: float, nois
     median = float(np.median([np.interp(cost, s.costs, s.gaps) for s in counted]))
     tolerance = noise_units * float(np.median([s.noise for s in counted])) if noise_units > 0 else 0.0
     return gap > median + tolerance
+
+
+def _lr_decay(schedule: LRSchedule, cost: float) -> float | None:
+    """How far into its LR decay a run is at ``cost``: ``1 - LR / peak`` once the LR has first
+    reached (within 1%) its peak, None before that (in warm-up).
+
+    Example:
+        >>> s = LRSchedule(np.array([10.0, 20.0, 100.0]), np.array([0.5, 1.0, 0.0]))
+        >>> _lr_decay(s, 15.0) is None, _lr_decay(s, 20.0), round(_lr_decay(s, 60.0), 2)
+        (True, 0.0, 0.5)
+    """
+    peak = schedule.peak
+    if not peak > 0:
+        return None
+    reached = schedule.costs[schedule.lrs >= 0.99 * peak]
+    if not reached.size or cost < float(reached[0]):
+        return None
+    return float(1.0 - schedule.lr_at(cost) / peak)
+
+
+def _decay_or_zero(schedule: LRSchedule, cost: float) -> float:
+    decay = _lr_decay(schedule, cost)
+    return 0.0 if decay is None else decay  # a run in warm-up has not decayed at all
 
 
 def _came_back(summaries: Sequence[_Finished], cost: float, gap: float, bar: float) -> bool:

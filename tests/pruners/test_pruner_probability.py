@@ -14,6 +14,7 @@ from convtune.pruners import (
     DEFAULT_COMEBACK_VETO,
     DEFAULT_MARGIN,
     DEFAULT_PLATEAU_REFERENCES,
+    LR_SCHEDULE_ATTR,
     STOP_PROBABILITY_ATTR,
     STOP_THRESHOLD_ATTR,
     PruneDecision,
@@ -565,3 +566,49 @@ def test_pause_behind_pauses_a_trial_behind_the_median_at_any_report_with_no_for
     # Before any trial has reached the target there is no pause: nothing to be behind yet.
     unreached = [{c: 2.5 - 0.01 * i for i, c in enumerate(costs)} for _ in range(3)]
     assert not equal_cost_decisions(unreached, 2.6, default, pausing)[1].prune
+
+
+def test_pause_phase_compares_a_trial_only_with_runs_no_further_into_their_lr_decay() -> None:
+    # Under pause_phase, a trial still at its peak LR (warmup-stable-decay, step) is not paused
+    # for standing behind runs whose LR had already decayed at that cost: its own drop is still
+    # to come. A trial as far into its decay as they were is paused as under pause_behind alone,
+    # and one still warming up is never paused.
+    costs = [i * EVERY for i in range(1, 9)]
+    horizon = 8 * EVERY
+    steps = list(range(0, horizon + 1, EVERY // 2))
+    cosine = {"costs": steps, "lrs": [0.5 * (1 + math.cos(math.pi * c / horizon)) for c in steps]}
+    constant = {"costs": [0, horizon], "lrs": [1.0, 1.0]}
+    warming = {"costs": [0, 3 * EVERY, horizon], "lrs": [0.1, 1.0, 1.0]}
+    annealed = {"costs": [0, EVERY, horizon], "lrs": [1.0, 0.2, 0.2]}  # decay 0.8 from the first report
+
+    def decision(trial_schedule: dict[str, list[float]], pruner: TimeToTargetPruner) -> PruneDecision:
+        study = optuna.create_study()
+        for speed in (0.02, 0.03, 0.05):
+            study.add_trial(
+                optuna.trial.create_trial(
+                    value=1.0,
+                    intermediate_values={c: loss(speed, 1.5, c) for c in costs},
+                    distributions={},
+                    params={},
+                    user_attrs={LR_SCHEDULE_ATTR: annealed},
+                )
+            )
+        median = float(np.median([loss(speed, 1.5, 2 * EVERY) for speed in (0.02, 0.03, 0.05)]))
+        trial = study.ask()
+        trial.set_user_attr(LR_SCHEDULE_ATTR, trial_schedule)
+        for cost, value in zip((EVERY, 2 * EVERY), (median + 0.055, median + 0.05), strict=True):
+            trial.report(value, step=cost)
+        return pruner.decide(study, study._storage.get_trial(trial._trial_id))
+
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "n_warmup_reports": 4, "pause_behind": True}
+    behind_only = TimeToTargetPruner(TARGET, **plain)
+    phased = TimeToTargetPruner(TARGET, pause_phase=True, **plain)
+    with pytest.raises(ValueError, match="pause_phase"):
+        TimeToTargetPruner(TARGET, pause_phase=2)
+    for schedule in (constant, cosine, warming, annealed):
+        assert decision(schedule, behind_only).reason == "behind-median"
+    # At 2000 the finished runs' LR had decayed by 0.8; cosine's by 0.15, constant's not at all.
+    assert decision(constant, phased).reason == "warm-up"  # not paused: judged later, at rungs
+    assert decision(cosine, phased).reason == "warm-up"
+    assert decision(warming, phased).reason == "warm-up"
+    assert (decision(annealed, phased).prune, decision(annealed, phased).reason) == (True, "behind-median")
