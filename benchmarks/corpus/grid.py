@@ -505,6 +505,34 @@ _FRESH13 = (
         "negative-sampling loss",
     ),
 )  # fmt: skip
+# Written and recorded in session 36 with nothing scored on them (sized on five runs each), after
+# check Q's runs and the pause_phase exploration: kept for the next check, written before it runs.
+_FRESH14 = (
+    CorpusWorkload(
+        "adding_problem", wl.AddingProblem, "long-range memory, GRU, the adding problem", "val_mse",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="GRU 2-32 and a linear head on 20 steps of (uniform value, marker), two markers; regresses the "
+        "sum of the marked values (4000 / 500); val MSE",
+    ),
+    CorpusWorkload(
+        "ctc_alignment", wl.CTCAlignment, "sequence labelling without alignment, CTC loss", "val_ctc",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (64, 128), (0, 30),
+        description="bidirectional GRU 7-24 and a linear head over 20 noisy frames holding 3-4 symbols of 6 for "
+        "random durations (3000 / 500); val CTC loss per sequence",
+    ),
+    CorpusWorkload(
+        "hinge_margin", wl.HingeMargin, "large-margin classifier, squared hinge loss", "accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (16, 64), (0, 30),
+        description="MLP 20-32-1 with the squared hinge loss on make_classification, 6 informative of 20 features, "
+        "10% flipped labels (2100 / 900); val accuracy",
+    ),
+    CorpusWorkload(
+        "gan_ring", wl.GANRing, "generative adversarial network, gradient reversal", "val_energy",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="generator MLP 4-32-32-2 against discriminator MLP 2-32-32-1 in one backward pass through a "
+        "gradient-reversal layer, on a ring of eight Gaussians (4000 / 1000); val energy distance to held-out points",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -519,6 +547,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     11: tuple(w.name for w in _FRESH11),
     12: tuple(w.name for w in _FRESH12),
     13: tuple(w.name for w in _FRESH13),
+    14: tuple(w.name for w in _FRESH14),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -538,6 +567,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH11,
         _FRESH12,
         _FRESH13,
+        _FRESH14,
     )
     for w in batch
 }

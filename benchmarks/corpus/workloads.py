@@ -2109,6 +2109,197 @@ class _SkipGram(nn.Module):
         return (self.centre(centres)[:, None, :] * self.context(candidates)).sum(-1)
 
 
+class AddingProblem(_Tabular):
+    """The adding problem (Hochreiter & Schmidhuber 1997): a GRU of 32 reads 20 steps of (a
+    uniform value, a marker) with exactly two markers and regresses the sum of the two marked
+    values; metric val MSE. Predicting the mean sum gives about 0.167, and runs sit there until
+    the recurrence learns to hold a marked value, then drop: a plateau before a late drop.
+    4,000 sequences to train on, 500 held out. Recorded in session 36 as the fourteenth batch
+    of *fresh* workloads, with nothing scored on them: kept for a check written before it runs."""
+
+    metric = "val_mse"
+    length = 20
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(293)
+        values = rng.uniform(0.0, 1.0, size=(4500, self.length)).astype(np.float32)
+        markers = np.zeros_like(values)
+        for row in range(len(values)):
+            first = rng.integers(0, self.length // 2)
+            second = rng.integers(self.length // 2, self.length)
+            markers[row, [first, second]] = 1.0
+        x = np.stack([values, markers], -1)
+        y = (values * markers).sum(-1).astype(np.float32)
+        super().__init__(x[:4000], y[:4000], x[4000:], y[4000:])
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return F.mse_loss(model(inputs).float(), targets)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_mse": self.loss(model, (self.x_val, self.y_val)).item()}
+
+    def build_model(self) -> nn.Module:
+        return _LastStepGRU(2, 32)
+
+
+class _LastStepGRU(nn.Module):
+    def __init__(self, inputs: int, width: int) -> None:
+        super().__init__()
+        self.gru = nn.GRU(inputs, width, batch_first=True)
+        self.head = nn.Linear(width, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.gru(x)[0][:, -1]).squeeze(-1)
+
+
+class CTCAlignment(_Tabular):
+    """Sequence labelling without an alignment (CTC, Graves et al. 2006): a bidirectional GRU of
+    24 reads 20 noisy frames in which each of 3-4 symbols (of 6) is held for a random number of
+    frames, and is trained with the CTC loss to emit the symbol sequence; metric the val CTC
+    loss per sequence. CTC runs first learn to emit only blanks, sit there, then learn the
+    symbols. 3,000 sequences to train on, 500 held out. A fresh workload of the fourteenth batch
+    (see ``AddingProblem``)."""
+
+    metric = "val_ctc"
+    frames = 20
+    symbols = 6
+    longest = 4
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(307)
+        count = 3500
+        x = rng.normal(0.0, 0.6, size=(count, self.frames, self.symbols + 1)).astype(np.float32)
+        labels = np.zeros((count, self.longest + 1), dtype=np.int64)  # the length, then the symbols
+        for row in range(count):
+            length = int(rng.integers(3, self.longest + 1))
+            sequence = rng.integers(1, self.symbols + 1, size=length)
+            while np.any(sequence[1:] == sequence[:-1]):  # repeats need a blank between them
+                sequence = rng.integers(1, self.symbols + 1, size=length)
+            cuts = np.sort(rng.choice(np.arange(1, self.frames), size=length - 1, replace=False))
+            for symbol, (start, end) in zip(
+                sequence, zip([0, *cuts], [*cuts, self.frames], strict=True), strict=True
+            ):
+                x[row, start:end, symbol] += 1.0
+            labels[row, 0] = length
+            labels[row, 1 : 1 + length] = sequence
+        super().__init__(x[:3000], labels[:3000], x[3000:], labels[3000:])
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, labels = batch
+        log_probs = model(inputs).float().log_softmax(-1).transpose(0, 1)  # (frames, batch, classes)
+        lengths = labels[:, 0]
+        targets = torch.cat([row[1 : 1 + n] for row, n in zip(labels, lengths.tolist(), strict=True)])
+        frames = torch.full((len(inputs),), self.frames, dtype=torch.long)
+        return F.ctc_loss(log_probs, targets, frames, lengths, blank=0, zero_infinity=True)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_ctc": self.loss(model, (self.x_val, self.y_val)).item()}
+
+    def build_model(self) -> nn.Module:
+        return _FrameTagger(self.symbols + 1, 24)
+
+
+class _FrameTagger(nn.Module):
+    def __init__(self, classes: int, width: int) -> None:
+        super().__init__()
+        self.gru = nn.GRU(classes, width, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * width, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.gru(x)[0])
+
+
+class HingeMargin(_Tabular):
+    """A large-margin classifier: an MLP 20-32-1 trained with the squared hinge loss on labels
+    +/-1 (an L2-SVM with a learned feature layer) on a generated binary problem with 10%
+    flipped labels; metric val accuracy. 2,100 points to train on, 900 held out. A fresh
+    workload of the fourteenth batch (see ``AddingProblem``)."""
+
+    metric = "accuracy"
+
+    def __init__(self) -> None:
+        x_train, y_train, x_val, y_val = _standardised_classification(
+            n_samples=3000, n_features=20, n_informative=6, n_redundant=4, flip_y=0.1,
+            class_sep=0.8, random_state=311,
+        )  # fmt: skip
+        super().__init__(x_train, 2.0 * y_train - 1.0, x_val, 2.0 * y_val - 1.0)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, signs = batch
+        return F.relu(1.0 - signs * model(inputs).float().squeeze(-1)).pow(2).mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        scores = model(self.x_val).float().squeeze(-1)
+        return {"accuracy": ((scores > 0).float() * 2 - 1 == self.y_val).float().mean().item()}
+
+    def build_model(self) -> nn.Module:
+        return _mlp(20, [32], 1)
+
+
+class GANRing(_Tabular):
+    """A generative adversarial network (Goodfellow et al. 2014) on a ring of eight Gaussians,
+    trained by simultaneous gradient steps in one backward pass: the discriminator's gradient
+    reaches the generator reversed (a gradient-reversal layer), so one optimizer plays both
+    sides. Generator MLP 4-32-32-2, discriminator MLP 2-32-32-1; metric the val energy distance
+    between 1,000 generated points (fixed noise) and 1,000 held-out ring points (0 when the
+    distributions match; GAN curves oscillate). A fresh workload of the fourteenth batch (see
+    ``AddingProblem``)."""
+
+    metric = "val_energy"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(313)
+        centres = 2.0 * np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4)], -1)
+        points = (centres[rng.integers(0, 8, 5000)] + rng.normal(0.0, 0.1, size=(5000, 2))).astype(np.float32)
+        noise = rng.normal(size=(1000, 4)).astype(np.float32)
+        super().__init__(points[:4000], np.zeros(4000, np.float32), points[4000:], np.zeros(1000, np.float32))
+        self.val_noise = torch.tensor(noise)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        for points, _ in super().train_batches(micro_batch_size, rank, world_size, seed):
+            yield points, torch.randn((micro_batch_size, 4), generator=generator)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        real, noise = batch
+        fake = _reverse_gradient(model.generator(noise))
+        logits = model.discriminator(torch.cat([real, fake])).float().squeeze(-1)
+        labels = torch.cat([torch.ones(len(real)), torch.zeros(len(fake))])
+        return F.binary_cross_entropy_with_logits(logits, labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        fake = model.generator(self.val_noise).float()
+        real = self.x_val
+        between = torch.cdist(fake, real).mean()
+        within = 0.5 * (torch.cdist(fake, fake).mean() + torch.cdist(real, real).mean())
+        return {"val_energy": float(2.0 * (between - within))}
+
+    def build_model(self) -> nn.Module:
+        model = nn.Module()
+        model.generator = _mlp(4, [32, 32], 2)
+        model.discriminator = _mlp(2, [32, 32], 1)
+        return model
+
+
+class _ReverseGradient(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        return -grad
+
+
+def _reverse_gradient(x: torch.Tensor) -> torch.Tensor:
+    return _ReverseGradient.apply(x)
+
+
 # Text sources differ from convtune.workloads.charlm's, so the corpus holds unseen text.
 GRU_SOURCES = ("email/message.py", "email/feedparser.py", "email/utils.py", "json/decoder.py")
 TRANSFORMER_SOURCES = ("http/client.py", "urllib/parse.py", "unittest/case.py")
