@@ -80,10 +80,13 @@ DEFAULT_PAUSE_BEHIND = False
 a trial has reached the target, with no forecast asked (see the option). Not adopted by the check
 pre-registered in docs/benchmarks.md (session 35, "Pause the trials behind"): pooled over 39 seen
 workloads it found the winner more often (253 -> 265 of 390 studies) and more cheaply, but on a
-held-out workload it paused near-best configurations for good and lost three of 20 (the bar: two)."""
+held-out workload it paused near-best configurations for good and lost three of 20 (the bar: two).
+Nor by check Q (session 36, "Pause behind, then promote"), with ``behind_noise`` 1 and promotions:
+175 against 152 hits on 47 seen workloads, but 7 against 11 of 20 on a held-out one."""
 DEFAULT_PAUSE_PHASE = False
 """Whether ``pause_behind`` compares a trial only with finished trials no further into their LR
-decay (see the option). Off until a check adopts it."""
+decay (see the option). Off: explored on seen workloads after check Q, it found no more winners
+(docs/benchmarks.md, "Check Q's result"); no check adopted it."""
 PHASE_TOLERANCE = 0.1
 """How much further into its LR decay (1 - LR / peak) a finished trial may be than the trial judged
 and still count under ``pause_phase``: about the LR a compressed stored schedule can be off by
@@ -340,7 +343,7 @@ class TimeToTargetPruner(BasePruner):
             decayed and drops when its own decay comes (warmup-stable-decay and step schedules
             bloom late): standing behind the annealed runs is what its schedule predicts, not
             evidence. Trials without a stored schedule are compared with every finished trial,
-            as without the option (docs/benchmarks.md, "Behind the runs in the same phase").
+            as without the option (docs/benchmarks.md, "Check Q's result").
             :data:`DEFAULT_PAUSE_PHASE`.
     """
 
