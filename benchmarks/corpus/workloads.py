@@ -56,6 +56,14 @@ def _standardised_classification(**options: Any) -> tuple[np.ndarray, ...]:
     return x_train, y_train, x_val, y_val
 
 
+def _digits_split() -> tuple[np.ndarray, ...]:
+    """sklearn's 8 × 8 digits, pixels scaled to [0, 1], split 70 / 30 by class."""
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    return _split(digits.data.astype(np.float32) / 16.0, digits.target, 0.3, True)
+
+
 def _mlp(inputs: int, widths: list[int], outputs: int) -> nn.Sequential:
     layers: list[nn.Module] = []
     for width in widths:
@@ -1880,10 +1888,7 @@ class BinaryWeightDigits(_Classifier):
     metric = "accuracy"
 
     def __init__(self) -> None:
-        from sklearn.datasets import load_digits
-
-        digits = load_digits()
-        super().__init__(*_split(digits.data.astype(np.float32) / 16.0, digits.target, 0.3, True))
+        super().__init__(*_digits_split())
 
     def build_model(self) -> nn.Module:
         return nn.Sequential(_BinaryLinear(64, 128), nn.ReLU(), _BinaryLinear(128, 10))
@@ -1909,10 +1914,7 @@ class MixupDigits(_Classifier):
     alpha = 0.4
 
     def __init__(self) -> None:
-        from sklearn.datasets import load_digits
-
-        digits = load_digits()
-        super().__init__(*_split(digits.data.astype(np.float32) / 16.0, digits.target, 0.3, True))
+        super().__init__(*_digits_split())
 
     def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
         rng = np.random.default_rng(seed * 1_000_003 + rank)
@@ -1947,10 +1949,7 @@ class AdversarialDigits(_Classifier):
     radius = 0.1
 
     def __init__(self) -> None:
-        from sklearn.datasets import load_digits
-
-        digits = load_digits()
-        super().__init__(*_split(digits.data.astype(np.float32) / 16.0, digits.target, 0.3, True))
+        super().__init__(*_digits_split())
 
     def _attack(self, model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         with torch.enable_grad():
