@@ -782,7 +782,8 @@ class TimeToTargetPruner(BasePruner):
         noise = noise_scale(finite) if finite.size else math.inf
         # Read only where forecasts use it: the option is off by default.
         reference = ReferenceRun.of(costs, values, self._target) if self._plateau_references else None
-        return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference, _schedule(trial))
+        schedule = _schedule(trial) if self._pause_phase else None  # likewise
+        return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference, schedule)
 
     def _prior_sources(self, summaries: Sequence[_Finished]) -> list[_Finished]:
         """The finished trials the prior is fitted to (none: no prior)."""
