@@ -2188,10 +2188,9 @@ class CTCAlignment(_Tabular):
     def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
         inputs, labels = batch
         log_probs = model(inputs).float().log_softmax(-1).transpose(0, 1)  # (frames, batch, classes)
-        lengths = labels[:, 0]
-        targets = torch.cat([row[1 : 1 + n] for row, n in zip(labels, lengths.tolist(), strict=True)])
         frames = torch.full((len(inputs),), self.frames, dtype=torch.long)
-        return F.ctc_loss(log_probs, targets, frames, lengths, blank=0, zero_infinity=True)
+        # Padded targets: ctc_loss reads each row's first ``length`` symbols only.
+        return F.ctc_loss(log_probs, labels[:, 1:], frames, labels[:, 0], blank=0, zero_infinity=True)
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module) -> dict[str, float]:
