@@ -41,6 +41,8 @@ PRUNER_OPTIONS = (
     "plateau_references",
     "pause_behind",
     "pause_phase",
+    "pause_rank",
+    "pause_winners",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

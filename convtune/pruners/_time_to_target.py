@@ -10,6 +10,7 @@ import numpy as np
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial, TrialState
 from scipy.special import ndtr, ndtri
+from scipy.stats import spearmanr
 
 from convtune.config.record import SCHEDULE_ATTR, TrialRecord, TrialStatus, write_stored_trial
 from convtune.config.target import Target
@@ -87,6 +88,18 @@ DEFAULT_PAUSE_PHASE = False
 """Whether ``pause_behind`` compares a trial only with finished trials no further into their LR
 decay (see the option). Off: explored on seen workloads after check Q, it found no more winners
 (docs/benchmarks.md, "Check Q's result"); no check adopted it."""
+DEFAULT_PAUSE_RANK = 0.0
+"""The rank agreement ``pause_behind`` asks of the study's own finished runs before it pauses (see
+the option); 0: none asked."""
+RANK_QUORUM = 5
+"""Finished trials, run to their planned end past the cost in question, that ``pause_rank`` needs
+before it measures their rank agreement there (fewer: no pause). Fixed, not tuned."""
+DEFAULT_PAUSE_WINNERS = False
+"""Whether ``pause_behind`` waits for the study's own winners to vouch for its rule (see the
+option)."""
+WINNERS_QUORUM = 2
+"""Finished trials that reached the target by the bar that ``pause_winners`` needs before it
+pauses (fewer: no pause). Fixed, not tuned."""
 PHASE_TOLERANCE = 0.1
 """How much further into its LR decay (1 - LR / peak) a finished trial may be than the trial judged
 and still count under ``pause_phase``: about the LR a compressed stored schedule can be off by
@@ -137,6 +150,7 @@ class _Finished:
     noise: float  # its evaluation noise (robust second differences of the finite gaps)
     reference: ReferenceRun | None  # its curve as a plateau's forecast reads it (plateau_references)
     schedule: LRSchedule | None = None  # its LR schedule as stored (pause_phase reads it)
+    stopped: bool = False  # stopped or paused by the pruner: its curve ends before its plan did
 
     @property
     def final_gap(self) -> float:
@@ -345,6 +359,26 @@ class TimeToTargetPruner(BasePruner):
             evidence. Trials without a stored schedule are compared with every finished trial,
             as without the option (docs/benchmarks.md, "Check Q's result").
             :data:`DEFAULT_PAUSE_PHASE`.
+        pause_rank:
+            With ``pause_behind``, pause at a cost only where the study's own runs show that
+            standing at that cost foretells the outcome: among at least :data:`RANK_QUORUM`
+            finished trials that ran their plan past that cost (none the pruner stopped), the
+            Spearman correlation between their distance to the target there and their outcome
+            (time-to-target, then the closest a non-reaching run came) must be at least
+            ``pause_rank``. MedianPruner assumes early ranks hold; on workloads where the
+            winners stand behind early (a metric measured against an attack made on the
+            current model, ordinal levels under a held LR) that assumption paused them for
+            good (docs/benchmarks.md, check R). 0 (:data:`DEFAULT_PAUSE_RANK`): no such
+            evidence asked.
+        pause_winners:
+            With ``pause_behind``, pause at a cost only where the study's own winners say the
+            rule would not have paused them: at least :data:`WINNERS_QUORUM` finished trials
+            that ran their plan (none the pruner stopped) reached the target by the bar (the
+            incumbent's time × (1 + ``margin``)), and none of them stood behind the median there
+            as the rule counts it. One winner that would have been paused at this cost is
+            evidence that standing behind there says little of the outcome; the
+            ``comeback_veto`` asks only whether one stood as far back as the trial judged.
+            :data:`DEFAULT_PAUSE_WINNERS`.
     """
 
     def __init__(
@@ -370,6 +404,8 @@ class TimeToTargetPruner(BasePruner):
         plateau_references: bool = DEFAULT_PLATEAU_REFERENCES,
         pause_behind: bool = DEFAULT_PAUSE_BEHIND,
         pause_phase: bool = DEFAULT_PAUSE_PHASE,
+        pause_rank: float = DEFAULT_PAUSE_RANK,
+        pause_winners: bool = DEFAULT_PAUSE_WINNERS,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -427,6 +463,12 @@ class TimeToTargetPruner(BasePruner):
         if pause_phase not in (True, False):
             raise ValueError(f"pause_phase must be true or false, got {pause_phase!r}")
         self._pause_phase = bool(pause_phase)
+        if not 0.0 <= pause_rank <= 1.0:
+            raise ValueError(f"pause_rank must be a rank correlation in [0, 1], got {pause_rank!r}")
+        self._pause_rank = float(pause_rank)
+        if pause_winners not in (True, False):
+            raise ValueError(f"pause_winners must be true or false, got {pause_winners!r}")
+        self._pause_winners = bool(pause_winners)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -666,8 +708,27 @@ class TimeToTargetPruner(BasePruner):
         gap = self._target.gap(float(values[-1]))
         if not _behind_median(peers, cost, gap, self._behind_noise):
             return False
+        if self._pause_rank > 0 and not _ranks_hold(summaries, cost, self._pause_rank):
+            return False
         bar = incumbent * (1.0 + self._margin)
+        if self._pause_winners and not self._winners_vouch(peers, cost, bar):
+            return False
         return not (self._comeback_veto and _came_back(summaries, float(costs[-1]), gap, bar))
+
+    def _winners_vouch(self, peers: Sequence[_Finished], cost: float, bar: float) -> bool:
+        """``pause_winners``' evidence: enough finished trials that ran their plan reached the
+        target by ``bar``, and none stood behind ``peers``' median at ``cost`` as the pause rule
+        counts it."""
+        winners = [
+            s
+            for s in peers
+            if not s.stopped and s.time_to_target <= bar and s.costs.size and s.costs[-1] >= cost
+        ]
+        if len(winners) < WINNERS_QUORUM:
+            return False
+        return not any(
+            _behind_median(peers, cost, float(np.interp(cost, w.costs, w.gaps)), self._behind_noise) for w in winners
+        )
 
     def _first_rung(self, costs: np.ndarray) -> float:
         return float(costs[max(self._n_warmup_reports, 1) - 1])
@@ -783,7 +844,7 @@ class TimeToTargetPruner(BasePruner):
         # Read only where forecasts use it: the option is off by default.
         reference = ReferenceRun.of(costs, values, self._target) if self._plateau_references else None
         schedule = _schedule(trial) if self._pause_phase else None  # likewise
-        return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference, schedule)
+        return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference, schedule, stopped)
 
     def _prior_sources(self, summaries: Sequence[_Finished]) -> list[_Finished]:
         """The finished trials the prior is fitted to (none: no prior)."""
@@ -831,6 +892,39 @@ def _behind_median(summaries: Sequence[_Finished], cost: float, gap: float, nois
     median = float(np.median([np.interp(cost, s.costs, s.gaps) for s in counted]))
     tolerance = noise_units * float(np.median([s.noise for s in counted])) if noise_units > 0 else 0.0
     return gap > median + tolerance
+
+
+def _ranks_hold(summaries: Sequence[_Finished], cost: float, least: float) -> bool:
+    """Whether the finished trials that ran their plan past ``cost`` ranked there (by distance to
+    the target, interpolated between reports) as they finished (by time-to-target, then by the
+    closest a run that never reached came): a Spearman correlation of at least ``least`` over at
+    least :data:`RANK_QUORUM` of them.
+
+    Example:
+        >>> def run(ttt, gaps):
+        ...     g = np.array(gaps, dtype=float)
+        ...     return _Finished(0, ttt, None, np.array([1.0, 2.0, 3.0]), g, 0.0, None)
+        >>> held = [run(2.0, [1, 0, 0]), run(3.0, [2, 1, 0]), run(np.inf, [3, 2, 1]),
+        ...         run(np.inf, [4, 3, 2]), run(np.inf, [5, 4, 3])]
+        >>> late = [run(2.0, [5, 0, 0]), run(3.0, [4, 1, 0]), run(np.inf, [3, 2, 1]),
+        ...         run(np.inf, [2, 2, 2]), run(np.inf, [1, 3, 3])]
+        >>> _ranks_hold(held, 1.0, 0.5), _ranks_hold(late, 1.0, 0.5), _ranks_hold(held[:4], 1.0, 0.5)
+        (True, False, False)
+    """
+    counted = [
+        s
+        for s in summaries
+        if not s.stopped and s.costs.size and s.costs[-1] >= cost and np.all(np.isfinite(s.gaps[s.costs <= cost]))
+    ]
+    if len(counted) < RANK_QUORUM:
+        return False
+    standing = [float(np.interp(cost, s.costs, s.gaps)) for s in counted]
+    # Outcome order: sooner crossings first, then runs that never crossed, closest first.
+    order = sorted(range(len(counted)), key=lambda i: (counted[i].time_to_target, counted[i].final_gap))
+    outcome = np.empty(len(counted))
+    outcome[order] = np.arange(len(counted))
+    rho = spearmanr(standing, outcome).statistic
+    return bool(np.isfinite(rho) and rho >= least)
 
 
 def _lr_decay(schedule: LRSchedule, cost: float) -> float | None:

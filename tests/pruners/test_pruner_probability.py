@@ -612,3 +612,69 @@ def test_pause_phase_compares_a_trial_only_with_runs_no_further_into_their_lr_de
     assert decision(cosine, phased).reason == "warm-up"
     assert decision(warming, phased).reason == "warm-up"
     assert (decision(annealed, phased).prune, decision(annealed, phased).reason) == (True, "behind-median")
+
+
+def test_pause_rank_pauses_only_where_the_studys_finished_runs_ranked_early_as_they_finished() -> None:
+    # pause_rank: under pause_behind, a trial behind the median is paused only if the finished
+    # runs' distances at that cost ranked them as their outcomes did. Where the runs that
+    # reached first stood farthest back there (late bloomers), the same trial is not paused;
+    # with fewer than five runs counted, or runs the pruner stopped, there is no evidence.
+    costs = [i * EVERY for i in range(1, 9)]
+    in_order = [{c: loss(speed, 1.5, c) for c in costs} for speed in (0.012, 0.015, 0.02, 0.029, 0.03)]
+    bloomers = []
+    for k in range(5):  # k = 0 reaches first (at 3000) but stood farthest back at 2000
+        drop = 3 + k
+        bloomers.append({c: 2.60 + 0.02 * (4 - k) if c < drop * EVERY else 1.85 for c in costs})
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "n_warmup_reports": 4, "pause_behind": True}
+    behind_only = TimeToTargetPruner(TARGET, **plain)
+    ranked = TimeToTargetPruner(TARGET, pause_rank=0.5, **plain)
+    with pytest.raises(ValueError, match="pause_rank"):
+        TimeToTargetPruner(TARGET, pause_rank=1.5)
+
+    far_behind = 2.75  # behind every run at 2000, so no comeback veto either
+    assert equal_cost_decisions(in_order, far_behind, behind_only, ranked)[1].reason == "behind-median"
+    plain_decision, ranked_decision = equal_cost_decisions(bloomers, far_behind, behind_only, ranked)
+    assert plain_decision.reason == "behind-median"
+    assert (ranked_decision.prune, ranked_decision.reason) == (False, "warm-up"), ranked_decision
+    # Four runs are not enough evidence.
+    assert equal_cost_decisions(in_order[:4], far_behind, behind_only, ranked)[1].reason == "warm-up"
+
+    # Runs the pruner stopped (or paused) end early; their outcome says nothing of their rank.
+    study = optuna.create_study()
+    for i, curve in enumerate(in_order):
+        attrs = {"status": "stopped"} if i < 2 else {}
+        study.add_trial(
+            optuna.trial.create_trial(
+                value=1.0, intermediate_values=curve, distributions={}, params={}, user_attrs=attrs
+            )
+        )
+    trial = study.ask()
+    for cost, value in zip((EVERY, 2 * EVERY), (far_behind + 0.005, far_behind), strict=True):
+        trial.report(value, step=cost)
+    frozen = study._storage.get_trial(trial._trial_id)
+    assert behind_only.decide(study, frozen).reason == "behind-median"
+    assert ranked.decide(study, frozen).reason == "warm-up"
+
+
+def test_pause_winners_pauses_only_where_no_finished_winner_would_have_been_paused() -> None:
+    # pause_winners: under pause_behind, a trial behind the median is paused only once two
+    # finished runs reached the target by the bar and neither stood behind the median at that
+    # cost. One winner that stood behind there (a late bloomer, not as far back as the trial,
+    # so the comeback veto does not apply) keeps every trial there from being paused.
+    costs = [i * EVERY for i in range(1, 9)]
+    steady = [{c: loss(speed, 1.5, c) for c in costs} for speed in (0.012, 0.015, 0.02, 0.029, 0.03)]
+    bloomer = dict(zip(costs, [2.71, 2.70, 2.00, 1.50, 1.45, 1.40, 1.38, 1.37], strict=True))  # reaches first
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "n_warmup_reports": 4, "pause_behind": True}
+    behind_only = TimeToTargetPruner(TARGET, **plain)
+    vouched = TimeToTargetPruner(TARGET, pause_winners=True, **plain)
+    with pytest.raises(ValueError, match="pause_winners"):
+        TimeToTargetPruner(TARGET, pause_winners=2)
+
+    far_behind = 2.75
+    assert equal_cost_decisions(steady, far_behind, behind_only, vouched)[1].reason == "behind-median"
+    with_bloomer = [bloomer, *steady[:3], steady[4]]
+    plain_decision, vouched_decision = equal_cost_decisions(with_bloomer, far_behind, behind_only, vouched)
+    assert plain_decision.reason == "behind-median"
+    assert (vouched_decision.prune, vouched_decision.reason) == (False, "warm-up"), vouched_decision
+    # One winner by the bar is not enough evidence.
+    assert equal_cost_decisions(steady[:4], far_behind, behind_only, vouched)[1].reason == "warm-up"
