@@ -727,7 +727,8 @@ class TimeToTargetPruner(BasePruner):
         if len(winners) < WINNERS_QUORUM:
             return False
         return not any(
-            _behind_median(peers, cost, float(np.interp(cost, w.costs, w.gaps)), self._behind_noise) for w in winners
+            _behind_median(peers, cost, float(np.interp(cost, w.costs, w.gaps)), self._behind_noise)
+            for w in winners
         )
 
     def _first_rung(self, costs: np.ndarray) -> float:
@@ -914,7 +915,10 @@ def _ranks_hold(summaries: Sequence[_Finished], cost: float, least: float) -> bo
     counted = [
         s
         for s in summaries
-        if not s.stopped and s.costs.size and s.costs[-1] >= cost and np.all(np.isfinite(s.gaps[s.costs <= cost]))
+        if not s.stopped
+        and s.costs.size
+        and s.costs[-1] >= cost
+        and np.all(np.isfinite(s.gaps[s.costs <= cost]))
     ]
     if len(counted) < RANK_QUORUM:
         return False
