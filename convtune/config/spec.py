@@ -83,6 +83,13 @@ class StudySpec(BaseModel):
     # within this fraction of its (log) width reuses that trial's outcome instead of training
     # (status "duplicate"); 0 reuses exact repeats only.
     duplicate_tolerance: float = Field(default=0.05, ge=0, lt=1)
+    # What a trial the pruner stopped tells the sampler: "forecast", its right-censored forecast
+    # (the median crossing given it had not reached by the cost spent); "after_reached", that
+    # value but never sooner than the slowest trial that reached the target, so the sampler
+    # ranks a stop after every trial that reached and before every one that ran out without
+    # reaching, as Optuna's TPE ranks pruned trials after complete ones (docs/benchmarks.md,
+    # "What a paused trial tells the sampler").
+    stop_value: Literal["forecast", "after_reached"] = "forecast"
     base_dir: str = "."
 
     @field_validator("target")

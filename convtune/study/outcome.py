@@ -12,7 +12,7 @@ from typing import Any
 
 import optuna
 
-from convtune.config.record import TrialRecord, step_scale, write_trial
+from convtune.config.record import TrialRecord, TrialStatus, step_scale, write_trial
 from convtune.config.spec import StudySpec
 from convtune.curves import Forecast, LRSchedule, forecast_time_to_target, time_to_target
 from convtune.training.engine import RunResult
@@ -124,6 +124,8 @@ def record_outcome(
         if pruned:
             # A stop is a pause, not a verdict: the sampler is told a right-censored value.
             value = censored_value(forecast, spent * scale, spec) / scale
+            if spec.stop_value == "after_reached":
+                value = max(value, slowest_reached(trial.study))
             attrs["censored_at"] = shown(spent)
         else:
             beyond = estimate > spent
@@ -145,6 +147,17 @@ def record_outcome(
     trial.set_constraint("diverged", infeasible)
     trial.set_constraint("oom", oom)
     return shown(float(value))
+
+
+def slowest_reached(study: optuna.Study) -> float:
+    """The largest objective value of the study's trials that reached the target (``-inf`` when
+    none has): where ``stop_value: after_reached`` puts a stopped trial in the sampler's order."""
+    reached = [
+        float(t.value)
+        for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+        if t.value is not None and TrialRecord.of(t).status is TrialStatus.REACHED
+    ]
+    return max(reached, default=-math.inf)
 
 
 def censored_value(forecast: Forecast, spent: float, spec: StudySpec) -> float:

@@ -82,3 +82,43 @@ def test_a_repeat_of_a_stopped_configuration_trains_on_from_its_checkpoint(tmp_p
     # A third repeat is a duplicate of the resumed trial (its outcome), not of the stopped one.
     third = TrialRecord.of(run_at(study, objective, 0.01))
     assert third.status == "duplicate" and third.attrs["duplicate_of"] == second.number
+
+
+class StopTrialAt(optuna.pruners.BasePruner):
+    """Stops trial ``number`` at its report at ``step`` (a stand-in for any pruner's stop)."""
+
+    def __init__(self, number: int, step: int) -> None:
+        self.number, self.step = number, step
+
+    def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:
+        return trial.number == self.number and max(trial.intermediate_values, default=0) >= self.step
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+def test_stop_value_after_reached_ranks_a_stop_after_every_trial_that_reached(tmp_path: Path) -> None:
+    # stop_value: after_reached tells a stopped trial its right-censored forecast but never a
+    # value sooner than the slowest trial that reached, so a sampler ranking by value puts it
+    # after them (as Optuna's TPE ranks pruned trials after complete ones); still below the
+    # penalty of a trial that ran out without reaching.
+    values = {}
+    for stop_value in ("forecast", "after_reached"):
+        spec = digits_spec(
+            SPACE,
+            target="accuracy>=0.93",
+            max_cost=4096,
+            eval_every={"samples": 512},
+            checkpoint_dir=str(tmp_path / stop_value),
+            stop_value=stop_value,
+        )
+        study = optuna.create_study(pruner=StopTrialAt(1, 1024))
+        objective = Objective(spec)
+        reached = run_at(study, objective, 0.01)  # reaches at 2,550 samples
+        stopped = run_at(study, objective, 0.03)  # stopped at 1,024: told sooner
+        assert TrialRecord.of(reached).status == "reached", TrialRecord.of(reached).attrs
+        assert TrialRecord.of(stopped).status == "stopped"
+        values[stop_value] = (reached.value, stopped.value)
+    (reached_value, censored), (reached_again, floored) = values["forecast"], values["after_reached"]
+    assert reached_value == reached_again  # cost in samples: the same run both times
+    assert censored < reached_value, values  # its forecast: sooner than the trial that reached
+    assert floored == max(censored, reached_value)
+    assert reached_value <= floored < penalty(spec, 0.0)
