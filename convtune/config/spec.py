@@ -87,8 +87,8 @@ class StudySpec(BaseModel):
     # (the median crossing given it had not reached by the cost spent); "after_reached", that
     # value but never sooner than the slowest trial that reached the target, so the sampler
     # ranks a stop after every trial that reached and before every one that ran out without
-    # reaching, as Optuna's TPE ranks pruned trials after complete ones (docs/benchmarks.md,
-    # "What a paused trial tells the sampler").
+    # reaching, as Optuna's TPE ranks pruned trials after complete ones. Explored, not adopted:
+    # no more winners, more of them paused for good (docs/benchmarks.md, "Evidence for a pause").
     stop_value: Literal["forecast", "after_reached"] = "forecast"
     base_dir: str = "."
 
