@@ -175,3 +175,12 @@ assert all(w.filename == "<string>" for w in caught if w.category is Deprecation
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_pruner_and_the_study_do_not_import_scipy_stats() -> None:
+    # scipy.stats costs every process about a second to import, and every worker, rank and CLI
+    # call imports the pruner and the study: modules that need it import it where they use it.
+    code = "import sys, convtune.pruners, convtune.study; print('scipy.stats' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -10,7 +10,6 @@ import numpy as np
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial, TrialState
 from scipy.special import ndtr, ndtri
-from scipy.stats import spearmanr
 
 from convtune.config.record import SCHEDULE_ATTR, TrialRecord, TrialStatus, write_stored_trial
 from convtune.config.target import Target
@@ -924,6 +923,8 @@ def _ranks_hold(summaries: Sequence[_Finished], cost: float, least: float) -> bo
     ]
     if len(counted) < RANK_QUORUM:
         return False
+    from scipy.stats import spearmanr  # scipy.stats costs every process ~1 s to import: only here
+
     standing = [float(np.interp(cost, s.costs, s.gaps)) for s in counted]
     # Outcome order: sooner crossings first, then runs that never crossed, closest first.
     order = sorted(range(len(counted)), key=lambda i: (counted[i].time_to_target, counted[i].final_gap))
