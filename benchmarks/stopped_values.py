@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 from replay_pruners import register_schedules  # noqa: E402
 
 from convtune.config.record import TrialRecord  # noqa: E402
-from convtune.replay import load_grid, make_replay_pruner, parse_pruner, replay_spec, replay_study  # noqa: E402
+from convtune.replay import load_grid, make_replay_pruner, replay_spec, replay_study, split_option  # noqa: E402
 
 
 class _Watched:
@@ -53,14 +53,6 @@ class _Watched:
 
         pruner.prune = watched  # type: ignore[method-assign]
         return pruner
-
-
-def _strip(name: str, key: str) -> tuple[str, float | None]:
-    base, options = parse_pruner(name)
-    if key not in options:
-        return name, None
-    rest = [item for item in name.partition(":")[2].split("+") if item and not item.startswith(f"{key}=")]
-    return base + (":" + "+".join(rest) if rest else ""), options[key]
 
 
 def study_view(study: optuna.Study) -> dict[str, Any]:
@@ -101,8 +93,8 @@ def main() -> None:
     register_schedules(args.schedules)
     grid = load_grid(args.grid)
     spec = replay_spec(grid, {"target": args.target})
-    name, promote = _strip(args.pruner, "promote")
-    name, after_reached = _strip(name, "after_reached")
+    name, promote = split_option(args.pruner, "promote")
+    name, after_reached = split_option(name, "after_reached")
     if after_reached:
         spec = spec.model_copy(update={"stop_value": "after_reached"})
     n_evals = int(statistics.median(len(r.curve["samples"]) for r in grid.runs))

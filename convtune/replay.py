@@ -654,14 +654,14 @@ def replay_study(
         )
 
 
-def _split_option(pruner: str, key: str) -> tuple[str, float | None]:
+def split_option(pruner: str, key: str) -> tuple[str, float | None]:
     """A replay's pruner name without its study-level option ``key`` (``promote=η``,
     ``after_reached=1``), and that option's value (None without it).
 
     Example:
-        >>> _split_option("median:promote=3", "promote")
+        >>> split_option("median:promote=3", "promote")
         ('median', 3.0)
-        >>> _split_option("time_to_target:epsilon=0.01+after_reached=1", "after_reached")
+        >>> split_option("time_to_target:epsilon=0.01+after_reached=1", "after_reached")
         ('time_to_target:epsilon=0.01', 1.0)
     """
     base, options = parse_pruner(pruner)
@@ -700,9 +700,9 @@ def _replay_study(
     if isinstance(pruner, str) and is_factory_ref(pruner):
         pruner = load_pruner_factory(pruner)
     elif isinstance(pruner, str):
-        pruner, named_eta = _split_option(pruner, "promote")
+        pruner, named_eta = split_option(pruner, "promote")
         promote = promote if promote is not None else named_eta
-        pruner, after_reached = _split_option(pruner, "after_reached")
+        pruner, after_reached = split_option(pruner, "after_reached")
         if after_reached:  # the study's stop_value, named with the pruner to replay both as one method
             spec = spec.model_copy(update={"stop_value": "after_reached"})
     executor = ReplayExecutor(grid, seed=seed)
