@@ -703,8 +703,10 @@ def _replay_study(
         pruner, named_eta = split_option(pruner, "promote")
         promote = promote if promote is not None else named_eta
         pruner, after_reached = split_option(pruner, "after_reached")
-        if after_reached:  # the study's stop_value, named with the pruner to replay both as one method
-            spec = spec.model_copy(update={"stop_value": "after_reached"})
+        pruner, withheld = split_option(pruner, "withheld")
+        # The study's stop_value, named with the pruner to replay both as one method.
+        if after_reached or withheld:
+            spec = spec.model_copy(update={"stop_value": "after_reached" if after_reached else "withheld"})
     executor = ReplayExecutor(grid, seed=seed)
     objective = Objective(spec, executor=executor)
     with warnings.catch_warnings():

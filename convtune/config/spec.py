@@ -89,7 +89,9 @@ class StudySpec(BaseModel):
     # ranks a stop after every trial that reached and before every one that ran out without
     # reaching, as Optuna's TPE ranks pruned trials after complete ones. Explored, not adopted:
     # no more winners, more of them paused for good (docs/benchmarks.md, "Evidence for a pause").
-    stop_value: Literal["forecast", "after_reached"] = "forecast"
+    # "withheld": the forecast is stored, but the sampler is not told stopped trials at all
+    # (convtune.study.withheld): it models only trials that ran to their end.
+    stop_value: Literal["forecast", "after_reached", "withheld"] = "forecast"
     base_dir: str = "."
 
     @field_validator("target")

@@ -174,6 +174,16 @@ def open_study(name: str, storage: str | None = None, **study_kwargs: Any) -> tu
 
 
 def make_sampler(spec: StudySpec) -> optuna.samplers.BaseSampler:
+    """The spec's sampler; under ``stop_value: withheld``, wrapped so it is not told stopped trials."""
+    sampler = _spec_sampler(spec)
+    if spec.stop_value == "withheld":
+        from convtune.study.withheld import StopsWithheld
+
+        return StopsWithheld(sampler)
+    return sampler
+
+
+def _spec_sampler(spec: StudySpec) -> optuna.samplers.BaseSampler:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         if spec.sampler == "random":

@@ -12,7 +12,8 @@ from specs import digits_spec
 
 from convtune.config.record import TrialRecord
 from convtune.scaling import trial_points
-from convtune.study import Objective, penalty
+from convtune.study import Objective, make_sampler, penalty
+from convtune.study.withheld import StopsWithheld
 
 SPACE = {
     "peak_lr": {"low": 1.0e-3, "high": 1.0e-1, "log": True},
@@ -122,3 +123,44 @@ def test_stop_value_after_reached_ranks_a_stop_after_every_trial_that_reached(tm
     assert censored < reached_value, values  # its forecast: sooner than the trial that reached
     assert floored == max(censored, reached_value)
     assert reached_value <= floored < penalty(spec, 0.0)
+
+
+class ShownTrials(optuna.samplers.RandomSampler):
+    """A random sampler that notes which finished trials each sampling call was shown."""
+
+    def __init__(self) -> None:
+        super().__init__(seed=0)
+        self.shown: list[list[int]] = []
+
+    def sample_independent(self, study, trial, param_name, param_distribution):  # type: ignore[no-untyped-def]
+        finished = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+        self.shown.append([t.number for t in finished])
+        return super().sample_independent(study, trial, param_name, param_distribution)
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+def test_stop_value_withheld_hides_stopped_trials_from_the_sampler(tmp_path: Path) -> None:
+    # stop_value: withheld stores a stopped trial's censored forecast as usual (the dashboard and
+    # `study best` read it) but the sampler samples as if the stopped trial had not run.
+    spec = digits_spec(
+        SPACE,
+        target="accuracy>=0.93",
+        max_cost=4096,
+        eval_every={"samples": 512},
+        checkpoint_dir=str(tmp_path),
+        stop_value="withheld",
+    )
+    sampler = make_sampler(spec)
+    assert isinstance(sampler, StopsWithheld)
+    assert not isinstance(make_sampler(spec.model_copy(update={"stop_value": "forecast"})), StopsWithheld)
+
+    shown = ShownTrials()
+    study = optuna.create_study(sampler=StopsWithheld(shown), pruner=StopTrialAt(0, 1024))
+    objective = Objective(spec)
+    study.optimize(objective, n_trials=3)
+    records = [TrialRecord.of(t) for t in study.trials]
+    assert records[0].status == "stopped" and study.trials[0].value is not None  # stored, censored
+    assert all(r.status != "stopped" for r in records[1:]), [r.status for r in records]
+    # Trial 0 was shown nothing; trial 1, sampled after trial 0's stop, nothing either; trial 2
+    # only trial 1.
+    assert shown.shown == [[], [], [1]], shown.shown
