@@ -4,7 +4,8 @@
   as a PNG to the study's artifact store (``optuna.artifacts.FileSystemArtifactStore`` at the
   spec's ``artifacts`` directory, else beside the SQLite/journal file).
 * After each trial, the study note (markdown, ``optuna_dashboard.save_note``) is rewritten: the
-  best measured trial, the recommendation where a recommender exists, the speed-up over the
+  best measured trial (and, where the dashboard's own *Best value* is a stopped trial's forecast,
+  which trial that is), the recommendation where a recommender exists, the speed-up over the
   baseline (a trial with user attribute ``baseline: true``) and the trial counts.
 
 Neither may fail a trial: an error here is a warning, and the study goes on.
@@ -26,7 +27,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from convtune.config.record import TrialRecord, write_trial
+from convtune.config.record import TrialRecord, TrialStatus, write_trial
 from convtune.config.spec import StudySpec
 from convtune.errors import StorageError
 from convtune.report.format import describe_recipe, readable
@@ -172,6 +173,16 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
             )
     else:
         lines.append(f"**Best measured:** no trial reached `{spec.target}` yet.")
+    optuna_best = _optuna_best(trials)
+    optuna_status = None if optuna_best is None else TrialRecord.of(optuna_best).status
+    if optuna_best is not None and optuna_status is not TrialStatus.REACHED:
+        # Optuna's "Best value" is the lowest value of any COMPLETE trial; under pauses
+        # (`pruner: median`) that can be a stopped trial's right-censored forecast.
+        kind = "forecast" if optuna_status in (TrialStatus.STOPPED, TrialStatus.BUDGET) else "penalty"
+        lines.append(
+            f"The dashboard's *Best value* (trial {optuna_best.number}, {_fmt(optuna_best.value, unit)}) is "
+            f"a `{TrialRecord.of(optuna_best).stored_status}` trial's {kind}, not a measured time."
+        )
     rec = _recommendation_line(study, spec, unit)
     if rec:
         lines.append("")
@@ -210,6 +221,12 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
         "(also `json`, `hf`, `python`). Each trial's learning curve is under its Artifacts.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _optuna_best(trials: list[FrozenTrial]) -> FrozenTrial | None:
+    """The trial Optuna calls best (``study.best_trial``): the lowest value of a COMPLETE trial."""
+    finished = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None]
+    return min(finished, key=lambda t: (t.value, t.number), default=None)
 
 
 def _forecasts_line(study: optuna.Study, spec: StudySpec) -> str:

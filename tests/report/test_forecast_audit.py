@@ -190,3 +190,27 @@ def test_a_study_whose_forecasts_held_gets_no_warning(
     assert json.loads(out)["forecasts"]["far_tail"] == []
     code, out, err = cli(capsys, "study", "best", tiny_study.name, "--storage", tiny_study.url)
     assert code == 0 and "forecasts:" not in out
+
+
+def test_the_dashboard_note_says_when_optunas_best_value_is_a_stopped_trials_forecast(tmp_path: Path) -> None:
+    # Optuna's "Best value" (the dashboard's, `study.best_trial`) is the lowest value of any
+    # complete trial. A stopped trial's right-censored forecast can be below every measured time
+    # (under `pruner: median`, say); the note names it, and its best measured trial stays the one
+    # that reached.
+    from convtune.report.dashboard import study_note
+    from convtune.study import create_study
+
+    study = create_study("paused", spec(), f"sqlite:///{tmp_path / 'paused.db'}")
+    for trial in study_of_known_outcomes().trials:
+        study.add_trial(trial)
+    note = study_note(study, spec())
+    assert "Best value" not in note  # the lowest value is trial 0's measured 5,000
+    add(study, "stopped", COSTS[:3], steady(COSTS[:3]), 4200.0)
+    note = study_note(study, spec())
+    stopped = study.best_trial
+    assert stopped.value == 4200.0
+    assert "**Best measured:** trial 0, 5,000 samples" in note
+    assert (
+        f"The dashboard's *Best value* (trial {stopped.number}, 4,200 samples) is a `stopped` trial's forecast"
+        in note
+    )
