@@ -13,6 +13,11 @@ tenth of the study's values is made of (stopped, reached, duplicate). docs/bench
 
 ``--pruner`` takes a replay pruner name (``median``, ``time_to_target:…``) with the study
 options ``promote=η`` and ``after_reached=1`` as in ``replay_pruners.py``.
+
+``--paused-chances`` also prints, for the trials paused for standing behind the median (reason
+``behind-median``), the chance their stored forecast gave of crossing before 1.2× the study's
+best measured time, by what their configuration truly does on the grid (near-best, reaches
+later, never reaches): how much a forecast-led promotion (Freeze-Thaw) would have to go on.
 """
 
 from __future__ import annotations
@@ -32,8 +37,18 @@ sys.path.insert(0, str(HERE))
 
 from replay_pruners import register_schedules  # noqa: E402
 
-from convtune.config.record import TrialRecord  # noqa: E402
-from convtune.replay import load_grid, make_replay_pruner, replay_spec, replay_study, split_option  # noqa: E402
+from convtune.config.recipe import Recipe  # noqa: E402
+from convtune.config.record import TrialRecord, step_scale  # noqa: E402
+from convtune.curves import Forecast  # noqa: E402
+from convtune.replay import (  # noqa: E402
+    Grid,
+    load_grid,
+    make_replay_pruner,
+    near_best,
+    replay_spec,
+    replay_study,
+    split_option,
+)
 
 
 class _Watched:
@@ -80,6 +95,28 @@ def study_view(study: optuna.Study) -> dict[str, Any]:
     }
 
 
+def paused_chances(study: optuna.Study, grid: Grid, spec: Any) -> dict[str, list[float]]:
+    """Per true outcome of the configuration (``near_best``, ``reaches``, ``never``), the chance
+    each trial paused behind the median was given of crossing by 1.2x the best measured time."""
+    truth = grid.true_time_to_target(spec.target_spec, spec.cost)
+    near = near_best(truth)
+    records = [TrialRecord.of(t) for t in study.get_trials(deepcopy=False)]
+    reached = [float(r.value) for r in records if r.status == "reached" and r.value is not None]
+    out: dict[str, list[float]] = {"near_best": [], "reaches": [], "never": []}
+    if not reached:
+        return out
+    bar = min(reached) * 1.2 * step_scale(spec.cost)
+    for r in records:
+        if r.status != "stopped" or "behind-median" not in str(r.reason) or r.recipe is None:
+            continue
+        key = grid.key(grid.knobs_of(Recipe.from_dict(r.recipe)))
+        kind = (
+            "near_best" if key in near else "reaches" if math.isfinite(truth.get(key, math.inf)) else "never"
+        )
+        out[kind].append(Forecast.from_attrs(r.attrs).probability_before(bar))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("grid", help="a recorded grid (.jsonl or .jsonl.gz)")
@@ -88,6 +125,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--budget", type=float, default=30.0, help="full runs per study")
     parser.add_argument("--schedules", default=str(HERE / "corpus" / "schedules.py"))
+    parser.add_argument(
+        "--paused-chances",
+        action="store_true",
+        help="also the forecast chances of trials paused behind the median",
+    )
     args = parser.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     register_schedules(args.schedules)
@@ -110,6 +152,15 @@ def main() -> None:
         study = watched.study
         view = study_view(study) if study is not None else {}
         print(f"seed {seed} hit={row['hit']} " + " ".join(f"{k}={v}" for k, v in view.items()), flush=True)
+        if args.paused_chances and study is not None:
+            for kind, chances in paused_chances(study, grid, spec).items():
+                if chances:
+                    print(
+                        f"  paused behind the median, {kind}: {len(chances)} trials, chance of crossing by "
+                        f"1.2x the best measured: median {statistics.median(chances):.2f}, "
+                        f">= 0.1 in {sum(c >= 0.1 for c in chances)}, >= 0.5 in {sum(c >= 0.5 for c in chances)}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

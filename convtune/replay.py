@@ -704,9 +704,15 @@ def _replay_study(
         promote = promote if promote is not None else named_eta
         pruner, after_reached = split_option(pruner, "after_reached")
         pruner, withheld = split_option(pruner, "withheld")
+        pruner, censored_median = split_option(pruner, "censored_median")
         # The study's stop_value, named with the pruner to replay both as one method.
-        if after_reached or withheld:
-            spec = spec.model_copy(update={"stop_value": "after_reached" if after_reached else "withheld"})
+        for value, on in (
+            ("after_reached", after_reached),
+            ("withheld", withheld),
+            ("censored_median", censored_median),
+        ):
+            if on:
+                spec = spec.model_copy(update={"stop_value": value})
     executor = ReplayExecutor(grid, seed=seed)
     objective = Objective(spec, executor=executor)
     with warnings.catch_warnings():

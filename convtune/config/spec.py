@@ -91,7 +91,10 @@ class StudySpec(BaseModel):
     # no more winners, more of them paused for good (docs/benchmarks.md, "Evidence for a pause").
     # "withheld": the forecast is stored, but the sampler is not told stopped trials at all
     # (convtune.study.withheld): it models only trials that ran to their end.
-    stop_value: Literal["forecast", "after_reached", "withheld"] = "forecast"
+    # "censored_median": the median of its time-to-target given it had not reached by the cost
+    # spent, with "never" counted as an outcome (the survival median): the cap when never
+    # reaching is at least as likely as reaching, where "forecast" takes the median given it reaches.
+    stop_value: Literal["forecast", "after_reached", "withheld", "censored_median"] = "forecast"
     base_dir: str = "."
 
     @field_validator("target")

@@ -164,8 +164,9 @@ def censored_value(forecast: Forecast, spent: float, spec: StudySpec) -> float:
     """The value a stopped trial tells the sampler: its time-to-target, right-censored at ``spent``.
 
     What is known of a stopped trial is that it had not reached the target by the cost it spent;
-    its value is the forecast's median crossing *given* that (and given that it reaches at all),
-    never below ``spent``. Where the forecast holds no crossing after ``spent`` the value is the
+    its value is the forecast's median crossing *given* that (and given that it reaches at all;
+    under ``stop_value: censored_median`` with "never" counted as an outcome, so the cap when not
+    reaching is at least as likely), never below ``spent``. Where the forecast holds no crossing after ``spent`` the value is the
     cap (``max_cost``, or ``spent`` without one): "not before its planned end", never a penalty,
     which would mark a configuration no one ran to its end as hopeless. Costs in report steps.
 
@@ -181,8 +182,13 @@ def censored_value(forecast: Forecast, spent: float, spec: StudySpec) -> float:
     so_far = forecast.probability_before(spent)
     ever = forecast.probability_before(math.inf)
     median = math.inf
-    if math.isfinite(so_far) and math.isfinite(ever) and ever - so_far > 1e-6:
-        median = forecast.quantile(so_far + 0.5 * (ever - so_far))
+    # Under ``stop_value: censored_median`` "never" is one of the outcomes: the median is the
+    # survival median, infinite (the cap) when the trial is as likely never to reach as to reach.
+    total = 1.0 if spec.stop_value == "censored_median" else ever
+    if math.isfinite(so_far) and math.isfinite(ever) and ever - so_far > 1e-6 and total - so_far > 1e-6:
+        level = so_far + 0.5 * (total - so_far)
+        if level <= ever:
+            median = forecast.quantile(level)
     if not math.isfinite(median):
         median = max(cap, spent)
     return float(max(spent, min(median, penalty_base(spec) * step_scale(spec.cost) * 0.999)))

@@ -15,14 +15,18 @@ ROOT = Path(__file__).resolve().parents[2]
 GRID = ROOT / "benchmarks" / "data" / "corpus_fresh13" / "ordinal_levels.jsonl.gz"
 
 
-def _views(pruner: str) -> list[dict[str, object]]:
+def _run(pruner: str, *extra: str) -> str:
     cmd = [sys.executable, str(ROOT / "benchmarks" / "stopped_values.py"), str(GRID)]
-    cmd += ["--target", "val_mae<=0.41", "--pruner", pruner, "--seeds", "1", "--budget", "8"]
+    cmd += ["--target", "val_mae<=0.41", "--pruner", pruner, "--seeds", "1", "--budget", "8", *extra]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _views(pruner: str) -> list[dict[str, object]]:
     views = []
-    for line in done.stdout.splitlines():
+    for line in _run(pruner).splitlines():
         match = re.match(r"seed (\d+) hit=\w+ (.*) best_tenth=(\{.*\})$", line)
         assert match, line
         fields = dict(item.split("=") for item in match.group(2).split())
@@ -48,3 +52,23 @@ def test_median_pauses_tell_sooner_values_than_the_best_and_after_reached_does_n
     )
     (floored,) = _views("median:after_reached=1")
     assert floored["stopped"] > 0 and floored["stopped_sooner_than_best"] == 0, floored
+
+
+@pytest.mark.skipif(not GRID.exists(), reason="the thirteenth corpus batch is not in this checkout")
+def test_paused_chances_are_told_by_what_the_paused_configurations_truly_do() -> None:
+    # With pause_behind on, trials standing behind the median are paused; --paused-chances prints
+    # the chance each one's stored forecast gave of crossing by 1.2x the best measured time, by
+    # what its configuration does on the grid (docs/benchmarks.md, "What a stop tells the sampler").
+    pruner = "time_to_target:epsilon=0.01+epsilon_behind=0.1+require_behind=1+pause_behind=1"
+    out = _run(pruner, "--paused-chances")
+    seed = re.search(r"stopped=(\d+)", out)
+    assert seed, out
+    lines = re.findall(
+        r"paused behind the median, (near_best|reaches|never): (\d+) trials, .* median (\d\.\d\d), "
+        r">= 0\.1 in (\d+), >= 0\.5 in (\d+)",
+        out,
+    )
+    assert lines, out
+    assert sum(int(n) for _, n, *_ in lines) <= int(seed.group(1))
+    for _, n, median, tenth, half in lines:
+        assert 0.0 <= float(median) <= 1.0 and int(half) <= int(tenth) <= int(n)

@@ -164,3 +164,37 @@ def test_stop_value_withheld_hides_stopped_trials_from_the_sampler(tmp_path: Pat
     # Trial 0 was shown nothing; trial 1, sampled after trial 0's stop, nothing either; trial 2
     # only trial 1.
     assert shown.shown == [[], [], [1]], shown.shown
+
+
+@pytest.mark.parametrize(
+    ("reach", "forecast_value", "survival_value"),
+    [
+        # Reaches at all with chance 0.4: the median given it reaches is 5,000; "never" is the
+        # likelier outcome, so the survival median is the cap.
+        ((0.0, 0.1, 0.2, 0.4), 5000.0, 10000.0),
+        # Reaches with chance 0.9: both are finite, the survival median later (it counts the
+        # tenth that never reaches).
+        ((0.0, 0.1, 0.5, 0.9), 4000.0, 4 * 1000.0 + 4000.0 * (0.55 - 0.5) / 0.4),
+    ],
+)
+def test_stop_value_censored_median_counts_never_as_an_outcome(
+    reach: tuple[float, ...], forecast_value: float, survival_value: float
+) -> None:
+    from convtune.curves import Forecast
+    from convtune.study.outcome import censored_value
+
+    forecast = Forecast(
+        3000.0,
+        1500.0,
+        8000.0,
+        False,
+        reach[-1],
+        0.8,
+        cdf_costs=(1000.0, 2000.0, 4000.0, 8000.0),
+        cdf_probs=reach,
+    )
+    spec = digits_spec(SPACE, target="accuracy>=0.9", max_cost=10000)
+    assert censored_value(forecast, 2000.0, spec) == pytest.approx(forecast_value)
+    survival = spec.model_copy(update={"stop_value": "censored_median"})
+    assert censored_value(forecast, 2000.0, survival) == pytest.approx(survival_value)
+    assert censored_value(forecast, 2000.0, survival) >= censored_value(forecast, 2000.0, spec)
