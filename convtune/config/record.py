@@ -257,6 +257,11 @@ def enqueued(
     return attrs
 
 
+def is_stopped(trial: Any) -> bool:
+    """Whether the pruner stopped ``trial`` (its stored status), without building its record."""
+    return trial.user_attrs.get(STATUS_ATTR) == TrialStatus.STOPPED.value
+
+
 def is_enqueued_repeat(trial: Any) -> bool:
     """An enqueued trial (fixed params) or one with its own seed: asked for by name, always trained."""
     return "fixed_params" in trial.system_attrs or "seed" in trial.user_attrs

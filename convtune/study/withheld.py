@@ -27,12 +27,7 @@ from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from convtune.config.record import STATUS_ATTR, TrialStatus
-
-
-def is_stopped(trial: FrozenTrial) -> bool:
-    """Whether the pruner stopped ``trial`` (its status as :mod:`convtune.study.outcome` wrote it)."""
-    return trial.user_attrs.get(STATUS_ATTR) == TrialStatus.STOPPED.value
+from convtune.config.record import is_stopped
 
 
 class _StudyWithoutStops:
