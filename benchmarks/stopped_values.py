@@ -12,7 +12,7 @@ tenth of the study's values is made of (stopped, reached, duplicate). docs/bench
         --target "val_mae<=0.41" --pruner median --seeds 3
 
 ``--pruner`` takes a replay pruner name (``median``, ``time_to_target:…``) with the study
-options ``promote=η`` and ``after_reached=1`` as in ``replay_pruners.py``.
+options ``promote=η`` and ``after_reached=1`` (or another ``stop_value``) as in ``replay_pruners.py``.
 
 ``--paused-chances`` also prints, for the trials paused for standing behind the median (reason
 ``behind-median``), the chance their stored forecast gave of crossing before 1.2× the study's
@@ -48,6 +48,7 @@ from convtune.replay import (  # noqa: E402
     replay_spec,
     replay_study,
     split_option,
+    split_stop_value,
 )
 
 
@@ -136,9 +137,9 @@ def main() -> None:
     grid = load_grid(args.grid)
     spec = replay_spec(grid, {"target": args.target})
     name, promote = split_option(args.pruner, "promote")
-    name, after_reached = split_option(name, "after_reached")
-    if after_reached:
-        spec = spec.model_copy(update={"stop_value": "after_reached"})
+    name, stop_value = split_stop_value(name)
+    if stop_value is not None:
+        spec = spec.model_copy(update={"stop_value": stop_value})
     n_evals = int(statistics.median(len(r.curve["samples"]) for r in grid.runs))
     watched = _Watched()
 

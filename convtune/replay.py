@@ -671,6 +671,26 @@ def split_option(pruner: str, key: str) -> tuple[str, float | None]:
     return base + (":" + "+".join(rest) if rest else ""), options[key]
 
 
+STOP_VALUES = ("after_reached", "withheld", "censored_median")
+"""The spec's ``stop_value`` choices a replay's pruner name may carry as ``value=1``."""
+
+
+def split_stop_value(pruner: str) -> tuple[str, str | None]:
+    """A replay's pruner name without its ``stop_value`` option, and that value (None: the
+    spec's own).
+
+    Example:
+        >>> split_stop_value("median:withheld=1"), split_stop_value("median")
+        (('median', 'withheld'), ('median', None))
+    """
+    chosen = None
+    for value in STOP_VALUES:
+        pruner, on = split_option(pruner, value)
+        if on:
+            chosen = value
+    return pruner, chosen
+
+
 def _replay_study(
     grid: Grid,
     spec: StudySpec,
@@ -702,17 +722,9 @@ def _replay_study(
     elif isinstance(pruner, str):
         pruner, named_eta = split_option(pruner, "promote")
         promote = promote if promote is not None else named_eta
-        pruner, after_reached = split_option(pruner, "after_reached")
-        pruner, withheld = split_option(pruner, "withheld")
-        pruner, censored_median = split_option(pruner, "censored_median")
-        # The study's stop_value, named with the pruner to replay both as one method.
-        for value, on in (
-            ("after_reached", after_reached),
-            ("withheld", withheld),
-            ("censored_median", censored_median),
-        ):
-            if on:
-                spec = spec.model_copy(update={"stop_value": value})
+        pruner, stop_value = split_stop_value(pruner)
+        if stop_value is not None:  # the study's stop_value, named with the pruner: one method
+            spec = spec.model_copy(update={"stop_value": stop_value})
     executor = ReplayExecutor(grid, seed=seed)
     objective = Objective(spec, executor=executor)
     with warnings.catch_warnings():
