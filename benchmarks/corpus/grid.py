@@ -533,6 +533,34 @@ _FRESH14 = (
         "gradient-reversal layer, on a ring of eight Gaussians (4000 / 1000); val energy distance to held-out points",
     ),
 )  # fmt: skip
+# Written and recorded in session 38 with nothing scored on them (sized on a few runs each), after
+# check T scored batch 14: kept for the next check, written before it runs.
+_FRESH15 = (
+    CorpusWorkload(
+        "multitask_heads", wl.MultiTaskHeads, "multi-task learning, shared trunk, two heads", "val_loss",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP trunk 10-32-32 with a 3-class head and a regression head on make_classification features "
+        "(2100 / 900); val cross-entropy + MSE",
+    ),
+    CorpusWorkload(
+        "reinforce_bandit", wl.ReinforceBandit, "policy gradient, contextual bandit, sampled rewards", "val_reward",
+        "maximize", (0.2, 0.8), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="softmax policy MLP 10-32-5 trained by REINFORCE with a batch-mean baseline; the context's class "
+        "pays 1 with probability 0.8, other arms 0.2 (2100 / 900); val expected reward",
+    ),
+    CorpusWorkload(
+        "feature_tokens", wl.FeatureTokens, "transformer over tabular feature tokens (FT-Transformer)", "val_loss",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="12 features as 16-wide tokens plus a class token, one encoder layer (2 heads), on a 3-class "
+        "make_classification problem (2100 / 900); val cross-entropy",
+    ),
+    CorpusWorkload(
+        "siamese_digits", wl.SiameseDigits, "verification with a shared encoder (siamese)", "accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="encoder MLP 64-32-16 on both 8x8 digits of a pair, a logistic unit on |code difference| "
+        "(12000 pairs / 2000 held-out pairs, half matching); val accuracy",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -548,6 +576,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     12: tuple(w.name for w in _FRESH12),
     13: tuple(w.name for w in _FRESH13),
     14: tuple(w.name for w in _FRESH14),
+    15: tuple(w.name for w in _FRESH15),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -568,6 +597,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH12,
         _FRESH13,
         _FRESH14,
+        _FRESH15,
     )
     for w in batch
 }
