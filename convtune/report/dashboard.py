@@ -174,14 +174,14 @@ def study_note(study: optuna.Study, spec: StudySpec) -> str:
     else:
         lines.append(f"**Best measured:** no trial reached `{spec.target}` yet.")
     optuna_best = _optuna_best(trials)
-    optuna_status = None if optuna_best is None else TrialRecord.of(optuna_best).status
-    if optuna_best is not None and optuna_status is not TrialStatus.REACHED:
+    shown = None if optuna_best is None else TrialRecord.of(optuna_best)
+    if optuna_best is not None and shown is not None and shown.status is not TrialStatus.REACHED:
         # Optuna's "Best value" is the lowest value of any COMPLETE trial; under pauses
         # (`pruner: median`) that can be a stopped trial's right-censored forecast.
-        kind = "forecast" if optuna_status in (TrialStatus.STOPPED, TrialStatus.BUDGET) else "penalty"
+        kind = "forecast" if shown.status in (TrialStatus.STOPPED, TrialStatus.BUDGET) else "penalty"
         lines.append(
             f"The dashboard's *Best value* (trial {optuna_best.number}, {_fmt(optuna_best.value, unit)}) is "
-            f"a `{TrialRecord.of(optuna_best).stored_status}` trial's {kind}, not a measured time."
+            f"a `{shown.stored_status}` trial's {kind}, not a measured time."
         )
     rec = _recommendation_line(study, spec, unit)
     if rec:

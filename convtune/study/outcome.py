@@ -166,9 +166,10 @@ def censored_value(forecast: Forecast, spent: float, spec: StudySpec) -> float:
     What is known of a stopped trial is that it had not reached the target by the cost it spent;
     its value is the forecast's median crossing *given* that (and given that it reaches at all;
     under ``stop_value: censored_median`` with "never" counted as an outcome, so the cap when not
-    reaching is at least as likely), never below ``spent``. Where the forecast holds no crossing after ``spent`` the value is the
-    cap (``max_cost``, or ``spent`` without one): "not before its planned end", never a penalty,
-    which would mark a configuration no one ran to its end as hopeless. Costs in report steps.
+    reaching is at least as likely), never below ``spent``. Where the forecast holds no crossing
+    after ``spent`` the value is the cap (``max_cost``, or ``spent`` without one): "not before its
+    planned end", never a penalty, which would mark a configuration no one ran to its end as
+    hopeless. Costs in report steps.
 
     Example:
         >>> f = Forecast(3000.0, 1500.0, 8000.0, False, 0.8, 0.8,
@@ -185,7 +186,7 @@ def censored_value(forecast: Forecast, spent: float, spec: StudySpec) -> float:
     # Under ``stop_value: censored_median`` "never" is one of the outcomes: the median is the
     # survival median, infinite (the cap) when the trial is as likely never to reach as to reach.
     total = 1.0 if spec.stop_value == "censored_median" else ever
-    if math.isfinite(so_far) and math.isfinite(ever) and ever - so_far > 1e-6 and total - so_far > 1e-6:
+    if math.isfinite(so_far) and math.isfinite(ever) and ever - so_far > 1e-6:
         level = so_far + 0.5 * (total - so_far)
         if level <= ever:
             median = forecast.quantile(level)

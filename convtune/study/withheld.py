@@ -73,20 +73,22 @@ class StopsWithheld(BaseSampler):
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        return self._sampler.infer_relative_search_space(_hide(study), trial)
+        return self._sampler.infer_relative_search_space(_StudyWithoutStops(study), trial)
 
     def sample_relative(
         self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        return self._sampler.sample_relative(_hide(study), trial, search_space)
+        return self._sampler.sample_relative(_StudyWithoutStops(study), trial, search_space)
 
     def sample_independent(
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
-        return self._sampler.sample_independent(_hide(study), trial, param_name, param_distribution)
+        return self._sampler.sample_independent(
+            _StudyWithoutStops(study), trial, param_name, param_distribution
+        )
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        self._sampler.before_trial(_hide(study), trial)
+        self._sampler.before_trial(_StudyWithoutStops(study), trial)
 
     def after_trial(
         self,
@@ -95,11 +97,7 @@ class StopsWithheld(BaseSampler):
         state: TrialState,
         values: Sequence[float] | None,
     ) -> None:
-        self._sampler.after_trial(_hide(study), trial, state, values)
+        self._sampler.after_trial(_StudyWithoutStops(study), trial, state, values)
 
     def reseed_rng(self) -> None:
         self._sampler.reseed_rng()
-
-
-def _hide(study: optuna.Study) -> Any:
-    return _StudyWithoutStops(study)
