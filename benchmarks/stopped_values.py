@@ -110,7 +110,7 @@ def paused_chances(study: optuna.Study, grid: Grid, spec: Any) -> dict[str, list
     for r in records:
         if r.status != "stopped" or "behind-median" not in str(r.reason) or r.recipe is None:
             continue
-        key = grid.key(grid.knobs_of(Recipe.from_dict(r.recipe)))
+        key = grid.snap(grid.knobs_of(Recipe.from_dict(r.recipe)))
         kind = (
             "near_best" if key in near else "reaches" if math.isfinite(truth.get(key, math.inf)) else "never"
         )
