@@ -43,6 +43,7 @@ PRUNER_OPTIONS = (
     "pause_phase",
     "pause_rank",
     "pause_winners",
+    "behind_reports",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

@@ -98,6 +98,10 @@ before it measures their rank agreement there (fewer: no pause). Fixed, not tune
 DEFAULT_PAUSE_WINNERS = False
 """Whether ``pause_behind`` waits for the study's own winners to vouch for its rule (see the
 option). Off: explored beside ``pause_rank``, 18 winners of 30 where the default found 21."""
+DEFAULT_BEHIND_REPORTS = 1
+"""At how many last reports in a row a trial must stand behind the finished trials' median at
+equal cost before the equal-cost rule counts it as behind (see the option). Explored in session
+39 (docs/benchmarks.md, "Behind at consecutive reports")."""
 WINNERS_QUORUM = 2
 """Finished trials that reached the target by the bar that ``pause_winners`` needs before it
 pauses (fewer: no pause). Fixed, not tuned."""
@@ -380,6 +384,12 @@ class TimeToTargetPruner(BasePruner):
             evidence that standing behind there says little of the outcome; the
             ``comeback_veto`` asks only whether one stood as far back as the trial judged
             (docs/benchmarks.md, "Evidence for a pause"). :data:`DEFAULT_PAUSE_WINNERS`.
+        behind_reports:
+            The equal-cost rule (``behind-and-unlikely``) counts a trial as behind only where it
+            stood behind the finished trials' median at each of its last ``behind_reports``
+            reports. On a noisy metric (a GAN's energy) one evaluation can jump, and a near-best
+            run was stopped at the one report where it did. :data:`DEFAULT_BEHIND_REPORTS` (1):
+            the latest report alone.
     """
 
     def __init__(
@@ -407,6 +417,7 @@ class TimeToTargetPruner(BasePruner):
         pause_phase: bool = DEFAULT_PAUSE_PHASE,
         pause_rank: float = DEFAULT_PAUSE_RANK,
         pause_winners: bool = DEFAULT_PAUSE_WINNERS,
+        behind_reports: int = DEFAULT_BEHIND_REPORTS,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -470,6 +481,9 @@ class TimeToTargetPruner(BasePruner):
         if pause_winners not in (True, False):
             raise ValueError(f"pause_winners must be true or false, got {pause_winners!r}")
         self._pause_winners = bool(pause_winners)
+        if behind_reports != int(behind_reports) or not behind_reports >= 1:  # a spec's 2 arrives as 2.0
+            raise ValueError(f"behind_reports must be a whole number >= 1, got {behind_reports!r}")
+        self._behind_reports = int(behind_reports)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -665,7 +679,7 @@ class TimeToTargetPruner(BasePruner):
             self._epsilon_behind > 0
             and not steady
             and probability < behind_threshold
-            and _behind_median(summaries, costs[-1], gap, self._behind_noise)
+            and self._behind_at_last_reports(summaries, costs, values)
             and not (self._comeback_veto and _came_back(summaries, costs[-1], gap, bar))
         )
         if (stop_alone or stop_behind) and self._self_check and self._forecasts_missed(study_name, finished):
@@ -681,6 +695,15 @@ class TimeToTargetPruner(BasePruner):
             # probability was held to here is the equal-cost rule's (0 when that rule is off).
             threshold = behind_threshold
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
+
+    def _behind_at_last_reports(self, summaries: Sequence[_Finished], costs: np.ndarray, values: np.ndarray) -> bool:
+        """The equal-cost evidence: behind the finished trials' median at each of the trial's last
+        ``behind_reports`` reports (all it has, if fewer)."""
+        last = range(1, min(self._behind_reports, costs.size) + 1)
+        return all(
+            _behind_median(summaries, float(costs[-k]), self._target.gap(float(values[-k])), self._behind_noise)
+            for k in last
+        )
 
     def _behind_for_pause(
         self,
