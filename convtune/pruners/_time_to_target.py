@@ -696,12 +696,16 @@ class TimeToTargetPruner(BasePruner):
             threshold = behind_threshold
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
 
-    def _behind_at_last_reports(self, summaries: Sequence[_Finished], costs: np.ndarray, values: np.ndarray) -> bool:
+    def _behind_at_last_reports(
+        self, summaries: Sequence[_Finished], costs: np.ndarray, values: np.ndarray
+    ) -> bool:
         """The equal-cost evidence: behind the finished trials' median at each of the trial's last
         ``behind_reports`` reports (all it has, if fewer)."""
         last = range(1, min(self._behind_reports, costs.size) + 1)
         return all(
-            _behind_median(summaries, float(costs[-k]), self._target.gap(float(values[-k])), self._behind_noise)
+            _behind_median(
+                summaries, float(costs[-k]), self._target.gap(float(values[-k])), self._behind_noise
+            )
             for k in last
         )
 

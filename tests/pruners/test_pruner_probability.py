@@ -420,17 +420,22 @@ def test_with_require_behind_no_trial_is_stopped_on_its_forecast_alone_once_one_
 
 
 def equal_cost_decisions(
-    finished: list[dict[int, float]], level: float, plain: TimeToTargetPruner, changed: TimeToTargetPruner
+    finished: list[dict[int, float]],
+    level: float,
+    plain: TimeToTargetPruner,
+    changed: TimeToTargetPruner,
+    first: float | None = None,
 ) -> tuple[PruneDecision, PruneDecision]:
-    """Both pruners' decisions on a new trial at its second report (``level``, after ``level +
-    0.005``), in a study whose finished trials have these curves."""
+    """Both pruners' decisions on a new trial at its second report (``level``, after ``first``,
+    by default ``level + 0.005``), in a study whose finished trials have these curves."""
     study = optuna.create_study()
     for curve in finished:
         study.add_trial(
             optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
         )
     trial = study.ask()
-    for cost, value in zip((EVERY, 2 * EVERY), (level + 0.005, level), strict=True):
+    first = level + 0.005 if first is None else first
+    for cost, value in zip((EVERY, 2 * EVERY), (first, level), strict=True):
         trial.report(value, step=cost)
     frozen = study._storage.get_trial(trial._trial_id)
     return plain.decide(study, frozen), changed.decide(study, frozen)
@@ -496,6 +501,31 @@ def test_behind_noise_counts_a_trial_behind_only_by_more_than_the_evaluation_noi
         assert (plain_rule.prune, plain_rule.reason) == (True, "behind-and-unlikely"), plain_rule
     assert not by_noise[1].prune and by_noise[1].reason == "may-beat-incumbent", by_noise[1]
     assert (by_more[1].prune, by_more[1].reason) == (True, "behind-and-unlikely"), by_more[1]
+
+
+def test_behind_reports_asks_that_a_trial_stood_behind_at_its_last_reports_in_a_row() -> None:
+    # Three finished trials reached the target (the fastest at 2 EVERY). A new trial ahead of
+    # their median at its first report jumps far behind at its second (a GAN's energy does:
+    # docs/benchmarks.md, "Check S"): the plain rule (behind_reports = 1, the default) stops it
+    # on that one report, behind_reports = 2 keeps it. One behind at both reports is stopped by
+    # both.
+    costs = [i * EVERY for i in range(1, 9)]
+    finished = [{c: loss(speed, 1.5, c) for c in costs} for speed in (0.02, 0.03, 0.05)]
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
+    default = TimeToTargetPruner(TARGET, **plain)
+    two_in_a_row = TimeToTargetPruner(TARGET, behind_reports=2, **plain)
+    for wrong in (0, 1.5):
+        with pytest.raises(ValueError, match="behind_reports"):
+            TimeToTargetPruner(TARGET, behind_reports=wrong)  # type: ignore[arg-type]
+
+    median_at_first = float(np.median([curve[EVERY] for curve in finished]))
+    jumped = equal_cost_decisions(finished, 2.6, default, two_in_a_row, first=median_at_first - 0.1)
+    behind_twice = equal_cost_decisions(finished, 2.6, default, two_in_a_row, first=median_at_first + 0.1)
+    for plain_rule, _ in (jumped, behind_twice):
+        assert (plain_rule.prune, plain_rule.reason) == (True, "behind-and-unlikely"), plain_rule
+    assert (jumped[1].prune, jumped[1].reason) == (False, "may-beat-incumbent"), jumped[1]
+    assert jumped[1].probability == jumped[0].probability  # the forecast is not what changed
+    assert (behind_twice[1].prune, behind_twice[1].reason) == (True, "behind-and-unlikely"), behind_twice[1]
 
 
 def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sat_on() -> None:
