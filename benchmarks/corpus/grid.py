@@ -561,6 +561,32 @@ _FRESH15 = (
         "(12000 pairs / 2000 held-out pairs, half matching); val accuracy",
     ),
 )  # fmt: skip
+_FRESH16 = (
+    CorpusWorkload(
+        "td_values", wl.TDValues, "policy evaluation by temporal differences (bootstrapped targets)",
+        "val_value_error", "minimize", (0.0, None), 12288, 512, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 16-32-1 learning a fixed policy's values on a random 64-state chain (discount 0.9) by "
+        "semi-gradient TD(0) from 20,000 sampled transitions; val squared value error over the values' variance",
+    ),
+    CorpusWorkload(
+        "transe_triples", wl.TransETriples, "knowledge-graph embedding, margin ranking (TransE)", "val_mrr",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="120 entities and 6 relations as 16-wide embeddings, one corrupted tail a triple, on a generated "
+        "graph (600 / 120 triples); val mean reciprocal rank of the true tail",
+    ),
+    CorpusWorkload(
+        "hypernet_sines", wl.HypernetSines, "hypernetwork writing a small network's weights", "val_mse",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 3-32 writing the 97 weights of a 1-32-1 tanh network per task a sin(x + phase) "
+        "(8000 / 2000 (task, x) pairs, held-out tasks); val MSE over the targets' variance",
+    ),
+    CorpusWorkload(
+        "deep_linear_stairs", wl.DeepLinearStairs, "deep linear network from a small start (saddle to saddle)",
+        "val_mse", "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="three bias-free linear layers of width 32 at 5% of the usual init, learning a rank-4 "
+        "16 -> 16 map with singular values 4, 2, 1, 0.5 (4096 / 1024); val MSE over the targets' variance",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -577,6 +603,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     13: tuple(w.name for w in _FRESH13),
     14: tuple(w.name for w in _FRESH14),
     15: tuple(w.name for w in _FRESH15),
+    16: tuple(w.name for w in _FRESH16),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -598,6 +625,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH13,
         _FRESH14,
         _FRESH15,
+        _FRESH16,
     )
     for w in batch
 }

@@ -2114,7 +2114,7 @@ class AddingProblem(_Tabular):
     values; metric val MSE. Predicting the mean sum gives about 0.167, and runs sit there until
     the recurrence learns to hold a marked value, then drop: a plateau before a late drop.
     4,000 sequences to train on, 500 held out. Recorded in session 36 as the fourteenth batch
-    of *fresh* workloads, with nothing scored on them: kept for a check written before it runs."""
+    of *fresh* workloads, with nothing scored on them until check T (session 38) was written."""
 
     metric = "val_mse"
     length = 20
@@ -2309,8 +2309,8 @@ class MultiTaskHeads(_Tabular):
     feeds a 3-class head (cross-entropy) and a regression head (MSE on a standardised target
     that shares some of the features with the classes); the loss is their sum, and so is the
     metric, the val loss of both tasks. 2,100 points to train on, 900 held out. Recorded in
-    session 38 as the fifteenth batch of *fresh* workloads, with nothing scored on them: kept
-    for a check written before it runs."""
+    session 38 as the fifteenth batch of *fresh* workloads, with nothing scored on them until
+    check S (session 39) was written."""
 
     metric = "val_loss"
 
@@ -2464,6 +2464,204 @@ def _pairs(
         pool = np.flatnonzero((y == y[row]) if match else (y != y[row]))
         second[i] = pool[rng.integers(0, len(pool))]
     return np.concatenate([x[first], x[second]], 1), same.astype(np.float32)
+
+
+class TDValues:
+    """Policy evaluation by temporal differences (semi-gradient TD(0), Sutton 1988): an MLP
+    16-32-1 learns the values of a fixed policy on a random 64-state Markov chain (4 successors a
+    state, discount 0.9) from sampled transitions, each target bootstrapped from the network's
+    own value of the next state, so the regression target moves as it learns. Metric the squared
+    error of the values over every state against the exact ones (solved from the chain), over
+    their variance. 20,000 recorded transitions. Recorded in session 39 as the sixteenth batch of
+    *fresh* workloads, with nothing scored on them: kept for a check written before it runs."""
+
+    metric = "val_value_error"
+    states, successors, discount = 64, 4, 0.9
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(359)
+        self.features = torch.tensor(rng.normal(size=(self.states, 16)) / 4.0, dtype=torch.float32)
+        chain = np.zeros((self.states, self.states))
+        for s in range(self.states):
+            chain[s, rng.choice(self.states, self.successors, replace=False)] = rng.dirichlet(
+                np.ones(self.successors)
+            )
+        rewards = rng.normal(size=self.states)
+        values = np.linalg.solve(np.eye(self.states) - self.discount * chain, rewards)
+        self.values = torch.tensor(values, dtype=torch.float32)
+        here = rng.integers(0, self.states, 20000)
+        there = np.array([rng.choice(self.states, p=chain[s]) for s in here])
+        self.here, self.there = torch.tensor(here), torch.tensor(there)
+        self.rewards = torch.tensor(rewards[here], dtype=torch.float32)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        while True:
+            index = torch.randint(0, len(self.here), (micro_batch_size,), generator=generator)
+            yield self.features[self.here[index]], self.rewards[index], self.features[self.there[index]]
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        here, reward, there = batch
+        target = reward + self.discount * model(there).float().squeeze(-1).detach()
+        return 0.5 * F.mse_loss(model(here).float().squeeze(-1), target)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        error = F.mse_loss(model(self.features).float().squeeze(-1), self.values).item()
+        return {"val_value_error": error / self.values.var(unbiased=False).item()}
+
+    def build_model(self) -> nn.Module:
+        return _mlp(16, [32], 1)
+
+
+class TransETriples:
+    """Knowledge-graph embedding by translation (TransE, Bordes et al. 2013): 120 entities and 6
+    relations as 16-wide embeddings, trained with a margin ranking loss (margin 1) against one
+    corrupted tail a triple, drawn afresh each step. The graph is generated: each relation maps
+    every entity to the entity nearest its latent point plus the relation's offset, so held-out
+    triples follow from the others. Metric the mean reciprocal rank of the true tail among all
+    entities on 120 held-out triples (600 to train on). A fresh workload of the sixteenth batch
+    (see ``TDValues``)."""
+
+    metric = "val_mrr"
+    entities, relations = 120, 6
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(367)
+        latent = rng.normal(size=(self.entities, 4))
+        offsets = rng.normal(size=(self.relations, 4))
+        triples = []
+        for r in range(self.relations):
+            moved = latent + offsets[r]
+            distance = ((moved[:, None, :] - latent[None, :, :]) ** 2).sum(-1)
+            np.fill_diagonal(distance, np.inf)
+            triples += [(h, r, int(t)) for h, t in enumerate(distance.argmin(1))]
+        order = rng.permutation(len(triples))
+        every = torch.tensor(np.array(triples)[order])
+        self.train, self.val = every[120:], every[:120]
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        while True:
+            index = torch.randint(0, len(self.train), (micro_batch_size,), generator=generator)
+            wrong = torch.randint(0, self.entities, (micro_batch_size,), generator=generator)
+            yield self.train[index], wrong
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        triples, wrong = batch
+        right = model(triples[:, 0], triples[:, 1], triples[:, 2])
+        return F.relu(1.0 + right - model(triples[:, 0], triples[:, 1], wrong)).mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        heads, relations, tails = self.val[:, 0], self.val[:, 1], self.val[:, 2]
+        every = torch.arange(self.entities)
+        distance = model(
+            heads[:, None].expand(-1, self.entities), relations[:, None].expand(-1, self.entities),
+            every[None, :].expand(len(self.val), -1),
+        )  # fmt: skip
+        true = distance.gather(1, tails[:, None])
+        rank = 1 + (distance < true).sum(1).float()
+        return {"val_mrr": (1.0 / rank).mean().item()}
+
+    def build_model(self) -> nn.Module:
+        return _Translations(self.entities, self.relations, 16)
+
+
+class _Translations(nn.Module):
+    def __init__(self, entities: int, relations: int, width: int) -> None:
+        super().__init__()
+        self.entity = nn.Embedding(entities, width)
+        self.relation = nn.Embedding(relations, width)
+        nn.init.uniform_(self.entity.weight, -6 / width**0.5, 6 / width**0.5)
+        nn.init.uniform_(self.relation.weight, -6 / width**0.5, 6 / width**0.5)
+
+    def forward(self, head: torch.Tensor, relation: torch.Tensor, tail: torch.Tensor) -> torch.Tensor:
+        return (self.entity(head) + self.relation(relation) - self.entity(tail)).norm(dim=-1)
+
+
+class HypernetSines(_Tabular):
+    """A hypernetwork (Ha et al. 2016): an MLP 3-32 reads a task's description (the amplitude, and
+    the sine and cosine of the phase, of ``a sin(x + phase)``) and writes all 97 weights of a
+    1-32-1 tanh network, which then maps x to the task's value; each sample is a task of its own.
+    Metric the val MSE over the targets' variance on 2,000 (task, x) pairs of tasks never trained
+    on; 8,000 to train on. A fresh workload of the sixteenth batch (see ``TDValues``)."""
+
+    metric = "val_mse"
+    hidden = 32
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(373)
+        amplitude, phase = rng.uniform(0.5, 2.0, 10000), rng.uniform(0.0, math.pi, 10000)
+        x = rng.uniform(-math.pi, math.pi, 10000)
+        inputs = np.stack([amplitude, np.sin(phase), np.cos(phase), x], 1)
+        targets = amplitude * np.sin(x + phase) + rng.normal(0.0, 0.05, 10000)
+        super().__init__(
+            inputs[:8000], targets[:8000].astype(np.float32), inputs[8000:], targets[8000:].astype(np.float32)
+        )
+        self.variance = self.y_val.var(unbiased=False).item()
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return F.mse_loss(model(inputs).float(), targets)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_mse": F.mse_loss(model(self.x_val).float(), self.y_val).item() / self.variance}
+
+    def build_model(self) -> nn.Module:
+        return _Hypernet(self.hidden)
+
+
+class _Hypernet(nn.Module):
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.writer = nn.Sequential(nn.Linear(3, 32), nn.ReLU(), nn.Linear(32, 3 * hidden + 1))
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        h = self.hidden
+        weights = self.writer(inputs[:, :3])
+        w1, b1, w2, b2 = weights[:, :h], weights[:, h : 2 * h], weights[:, 2 * h : 3 * h], weights[:, 3 * h]
+        return (torch.tanh(inputs[:, 3:] * w1 + b1) * w2).sum(-1) / h**0.5 + b2
+
+
+class DeepLinearStairs(_Tabular):
+    """A deep linear network from a small start (Saxe et al. 2014): three linear layers of width
+    32, initialised at 5% of the usual scale, learn a 16 → 16 map of rank 4 whose singular values
+    are 4, 2, 1 and 0.5, from Gaussian inputs with noise 0.1 on the targets. From a small start
+    it learns one direction at a time, strongest first: the loss falls in steps with plateaus
+    between them (saddle to saddle). Metric the val MSE over the targets' variance. 4,096 points
+    to train on, 1,024 held out. A fresh workload of the sixteenth batch (see ``TDValues``)."""
+
+    metric = "val_mse"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(379)
+        left = np.linalg.qr(rng.normal(size=(16, 4)))[0]
+        right = np.linalg.qr(rng.normal(size=(16, 4)))[0]
+        mapping = left @ np.diag([4.0, 2.0, 1.0, 0.5]) @ right.T
+        x = rng.normal(size=(5120, 16))
+        y = x @ mapping.T + rng.normal(0.0, 0.1, size=(5120, 16))
+        super().__init__(x[:4096], y[:4096].astype(np.float32), x[4096:], y[4096:].astype(np.float32))
+        self.variance = self.y_val.var(unbiased=False).item()
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return F.mse_loss(model(inputs).float(), targets)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_mse": F.mse_loss(model(self.x_val).float(), self.y_val).item() / self.variance}
+
+    def build_model(self) -> nn.Module:
+        model = nn.Sequential(
+            nn.Linear(16, 32, bias=False), nn.Linear(32, 32, bias=False), nn.Linear(32, 16, bias=False)
+        )
+        with torch.no_grad():
+            for layer in model:
+                layer.weight.mul_(0.05)
+        return model
 
 
 class _Siamese(nn.Module):
