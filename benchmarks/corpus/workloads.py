@@ -2580,14 +2580,31 @@ class _Translations(nn.Module):
         return (self.entity(head) + self.relation(relation) - self.entity(tail)).norm(dim=-1)
 
 
-class HypernetSines(_Tabular):
+class _MultiOutputMSE(_Tabular):
+    """MSE training on any target shape; ``evaluate`` gives val_mse over the targets' variance."""
+
+    metric = "val_mse"
+
+    def __init__(self, x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray, y_val: np.ndarray):
+        super().__init__(x_train, y_train, x_val, y_val)
+        self.variance = self.y_val.var(unbiased=False).item()
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return F.mse_loss(model(inputs).float(), targets)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_mse": F.mse_loss(model(self.x_val).float(), self.y_val).item() / self.variance}
+
+
+class HypernetSines(_MultiOutputMSE):
     """A hypernetwork (Ha et al. 2016): an MLP 3-32 reads a task's description (the amplitude, and
     the sine and cosine of the phase, of ``a sin(x + phase)``) and writes all 97 weights of a
     1-32-1 tanh network, which then maps x to the task's value; each sample is a task of its own.
     Metric the val MSE over the targets' variance on 2,000 (task, x) pairs of tasks never trained
     on; 8,000 to train on. A fresh workload of the sixteenth batch (see ``TDValues``)."""
 
-    metric = "val_mse"
     hidden = 32
 
     def __init__(self) -> None:
@@ -2599,15 +2616,6 @@ class HypernetSines(_Tabular):
         super().__init__(
             inputs[:8000], targets[:8000].astype(np.float32), inputs[8000:], targets[8000:].astype(np.float32)
         )
-        self.variance = self.y_val.var(unbiased=False).item()
-
-    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
-        inputs, targets = batch
-        return F.mse_loss(model(inputs).float(), targets)
-
-    @torch.no_grad()
-    def evaluate(self, model: nn.Module) -> dict[str, float]:
-        return {"val_mse": F.mse_loss(model(self.x_val).float(), self.y_val).item() / self.variance}
 
     def build_model(self) -> nn.Module:
         return _Hypernet(self.hidden)
@@ -2626,15 +2634,13 @@ class _Hypernet(nn.Module):
         return (torch.tanh(inputs[:, 3:] * w1 + b1) * w2).sum(-1) / h**0.5 + b2
 
 
-class DeepLinearStairs(_Tabular):
+class DeepLinearStairs(_MultiOutputMSE):
     """A deep linear network from a small start (Saxe et al. 2014): three linear layers of width
     32, initialised at 5% of the usual scale, learn a 16 → 16 map of rank 4 whose singular values
     are 4, 2, 1 and 0.5, from Gaussian inputs with noise 0.1 on the targets. From a small start
     it learns one direction at a time, strongest first: the loss falls in steps with plateaus
     between them (saddle to saddle). Metric the val MSE over the targets' variance. 4,096 points
     to train on, 1,024 held out. A fresh workload of the sixteenth batch (see ``TDValues``)."""
-
-    metric = "val_mse"
 
     def __init__(self) -> None:
         rng = np.random.default_rng(379)
@@ -2644,15 +2650,6 @@ class DeepLinearStairs(_Tabular):
         x = rng.normal(size=(5120, 16))
         y = x @ mapping.T + rng.normal(0.0, 0.1, size=(5120, 16))
         super().__init__(x[:4096], y[:4096].astype(np.float32), x[4096:], y[4096:].astype(np.float32))
-        self.variance = self.y_val.var(unbiased=False).item()
-
-    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
-        inputs, targets = batch
-        return F.mse_loss(model(inputs).float(), targets)
-
-    @torch.no_grad()
-    def evaluate(self, model: nn.Module) -> dict[str, float]:
-        return {"val_mse": F.mse_loss(model(self.x_val).float(), self.y_val).item() / self.variance}
 
     def build_model(self) -> nn.Module:
         model = nn.Sequential(
