@@ -18,6 +18,12 @@ forecaster, or any pruner at all, could save:
   near-best ones run: the floor for any pruner that judges no trial before its second report.
 * ``clairvoyant-1``: the same at the first report, as Optuna's MedianPruner
   (``n_warmup_steps=0``) and Hyperband (``min_resource=1``) may stop: the floor for any pruner.
+* ``median-incumbent``: the shipped pruner, forecasts and all, except that each finished trial
+  that reached the target counts with its configuration's median time-to-target over the
+  recorded seeds, not the one seed's it measured: what the default would do if the incumbent's
+  time were free of seed noise (a lucky seed set gan_ring's bar below every near-best median,
+  docs/benchmarks.md, "Check T"). ``shipped-control`` is the same plumbing with the measured
+  times kept: it must replay exactly as the default does.
 
 Example:
     >>> from convtune.replay import load_grid, replay_spec, replay_study
@@ -28,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -41,10 +48,15 @@ from convtune.pruners import TimeToTargetPruner
 from convtune.replay import PrunerFactory, ReplayExecutor, near_best
 
 
-def _replayed_run(executor: ReplayExecutor) -> Any:
+def _last(executor: ReplayExecutor) -> tuple[Any, int]:
+    """The configuration and recorded seed of the run the executor is replaying."""
     if executor.last is None:
         raise RuntimeError("an oracle pruner was asked about a trial the executor is not replaying")
-    key, seed = executor.last
+    return executor.last
+
+
+def _replayed_run(executor: ReplayExecutor) -> Any:
+    key, seed = _last(executor)
     return next(r for r in executor.grid.configurations[key] if r.seed == seed)
 
 
@@ -152,11 +164,52 @@ def clairvoyant_first_report(executor: ReplayExecutor, spec: StudySpec) -> optun
     return ClairvoyantPruner(executor, spec, report=1)
 
 
+class MedianIncumbentPruner(TimeToTargetPruner):
+    """The shipped pruner that reads each finished trial's time-to-target as its configuration's
+    median over the recorded seeds (where the trial reached the target; ``inf`` where most seeds
+    do not). The sampler is still told the measured time: only the pruner's bar changes."""
+
+    executor: ReplayExecutor
+    cost: str
+    truth: dict[Any, float]
+    keys: dict[int, Any]
+    medians: bool = True
+
+    def _decide(self, study_name: str, trial: FrozenTrial, finished: Any) -> Any:
+        # The replay trains one trial at a time, so the run replayed now is this trial's.
+        self.keys.setdefault(trial.number, _last(self.executor)[0])
+        return super()._decide(study_name, trial, finished)
+
+    def _summarise(self, trial: FrozenTrial) -> Any:
+        summary = super()._summarise(trial)
+        key = self.keys.get(trial.number)
+        if not self.medians or key is None or not math.isfinite(summary.time_to_target):
+            return summary
+        return dataclasses.replace(summary, time_to_target=step_scale(self.cost) * self.truth[key])
+
+
+def median_incumbent(
+    executor: ReplayExecutor, spec: StudySpec, medians: bool = True
+) -> optuna.pruners.BasePruner:
+    """The default pruner, as ``spec`` builds it, judging against configurations' median times."""
+    pruner = MedianIncumbentPruner.for_spec(spec, **spec.pruner_options)
+    pruner.executor, pruner.cost, pruner.medians, pruner.keys = executor, spec.cost, medians, {}
+    pruner.truth = executor.grid.true_time_to_target(spec.target_spec, spec.cost)
+    return pruner
+
+
+def shipped_control(executor: ReplayExecutor, spec: StudySpec) -> optuna.pruners.BasePruner:
+    """``median-incumbent``'s plumbing with the measured times kept: replays as the default."""
+    return median_incumbent(executor, spec, medians=False)
+
+
 ORACLES: dict[str, PrunerFactory] = {
     "perfect-forecast": perfect_forecast,
     "perfect-before-incumbent": perfect_before_incumbent,
     "perfect-after-incumbent": perfect_after_incumbent,
     "clairvoyant": clairvoyant,
     "clairvoyant-1": clairvoyant_first_report,
+    "median-incumbent": median_incumbent,
+    "shipped-control": shipped_control,
 }
 """The oracles by the name ``replay_pruners.py`` takes after ``oracle:``."""

@@ -72,3 +72,39 @@ def test_a_perfect_forecast_for_one_kind_of_decision_leaves_the_other_to_the_shi
     assert all(p == 0 for r, p in before if r == "pruned: cannot-reach-by-max-cost")
     assert all(p == 0 for r, p in after if r == "pruned: cannot-beat-incumbent")
     assert any(r == "pruned: cannot-beat-incumbent" and p > 0 for r, p in before), before
+
+
+def test_the_median_incumbent_judges_against_configurations_median_times_and_its_control_as_shipped() -> None:
+    # median-incumbent reads every finished trial that reached as its configuration's median
+    # time over the recorded seeds; shipped-control is the same plumbing with the measured times
+    # kept, so it must replay exactly as the default pruner does.
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    truth = grid.true_time_to_target(spec.target_spec, spec.cost)
+    built = []
+
+    def capture(name: str):  # the pruner the replay builds, kept to look inside afterwards
+        def factory(executor, spec):
+            built.append(ORACLES[name](executor, spec))
+            return built[-1]
+
+        return factory
+
+    for seed in range(3):
+        control = replay_study(grid, spec, seed=seed, budget=4, pruner=capture("shipped-control"))
+        default = replay_study(grid, spec, seed=seed, budget=4, pruner="time_to_target")
+        for key in ("hit", "cost_to_10", "trained", "stop_reasons", "spent"):
+            assert control[key] == default[key], (seed, key)
+        replay_study(grid, spec, seed=seed, budget=4, pruner=capture("median-incumbent"))
+    controls, medians = built[0::2], built[1::2]
+    judged = 0
+    for pruner in medians:
+        for (_, number, _), summary in pruner._finished.items():
+            if math.isfinite(summary.time_to_target):
+                assert summary.time_to_target == truth[pruner.keys[number]]
+                judged += 1
+    assert judged > 0
+    measured = {
+        s.time_to_target for p in controls for s in p._finished.values() if math.isfinite(s.time_to_target)
+    }
+    assert measured - set(truth.values()), "the tiny grid's seeds should differ from their medians"
