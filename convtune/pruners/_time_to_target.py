@@ -484,7 +484,13 @@ class TimeToTargetPruner(BasePruner):
         if pause_winners not in (True, False):
             raise ValueError(f"pause_winners must be true or false, got {pause_winners!r}")
         self._pause_winners = bool(pause_winners)
-        if behind_reports != int(behind_reports) or not behind_reports >= 1:  # a spec's 2 arrives as 2.0
+        whole = (
+            isinstance(behind_reports, int | float)
+            and not isinstance(behind_reports, bool)
+            and math.isfinite(behind_reports)
+            and behind_reports == int(behind_reports)  # a spec's 2 arrives as 2.0
+        )
+        if not whole or behind_reports < 1:
             raise ValueError(f"behind_reports must be a whole number >= 1, got {behind_reports!r}")
         self._behind_reports = int(behind_reports)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}

@@ -262,6 +262,17 @@ CASES: dict[str, tuple[str, list[str], dict[str, str], dict[str, str], list[str]
         {},
         ["pruner_options", "reach_max_lowering must be >= 1, got 0.5"],
     ),
+    "behind_reports not a whole number": (
+        "create",
+        ["n", "--config", "po.yaml"],
+        {
+            "po.yaml": yaml.safe_dump(
+                {**SPEC, "pruner": "time_to_target", "pruner_options": {"behind_reports": 1.5}}
+            )
+        },
+        {},
+        ["pruner_options", "behind_reports must be a whole number >= 1, got 1.5"],
+    ),
     "require_behind not a boolean": (
         "create",
         ["n", "--config", "po.yaml"],

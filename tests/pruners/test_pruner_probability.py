@@ -514,7 +514,7 @@ def test_behind_reports_asks_that_a_trial_stood_behind_at_its_last_reports_in_a_
     plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
     default = TimeToTargetPruner(TARGET, **plain)
     two_in_a_row = TimeToTargetPruner(TARGET, behind_reports=2, **plain)
-    for wrong in (0, 1.5):
+    for wrong in (0, 1.5, math.inf, True):
         with pytest.raises(ValueError, match="behind_reports"):
             TimeToTargetPruner(TARGET, behind_reports=wrong)  # type: ignore[arg-type]
 
