@@ -44,6 +44,7 @@ PRUNER_OPTIONS = (
     "pause_rank",
     "pause_winners",
     "behind_reports",
+    "jump_veto",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

@@ -105,6 +105,9 @@ check pre-registered in docs/benchmarks.md (session 39, "Check S"): at 2 it stop
 configuration by a forecast where the default stopped 6 on 55 seen workloads (gan_ring 11 of 27 ->
 0 at 20 seeds), with hits unchanged pooled and on a held-out fifteenth batch, but the trials it kept
 cost more than 1.1x on 3 of the 55 (the bar allowed 2)."""
+DEFAULT_JUMP_VETO = False
+"""Whether the equal-cost rule holds back at a report where the trial moved away from the target,
+unless it stood behind the median at its previous report too (see the option)."""
 WINNERS_QUORUM = 2
 """Finished trials that reached the target by the bar that ``pause_winners`` needs before it
 pauses (fewer: no pause). Fixed, not tuned."""
@@ -393,6 +396,12 @@ class TimeToTargetPruner(BasePruner):
             reports. On a noisy metric (a GAN's energy) one evaluation can jump, and a near-best
             run was stopped at the one report where it did. :data:`DEFAULT_BEHIND_REPORTS` (1):
             the latest report alone; 2 failed its check on cost (docs/benchmarks.md, "Check S").
+        jump_veto:
+            Ask for the previous report too only where the trial moved away from the target at its
+            latest one: a run that got worse at one evaluation is judged behind only if it stood
+            behind the median before the jump as well; a run that improved and is still behind is
+            judged as today. ``behind_reports = 2`` kept the near-best runs such a jump had stopped
+            but cost more on workloads whose stops were right. :data:`DEFAULT_JUMP_VETO` (off).
     """
 
     def __init__(
@@ -421,6 +430,7 @@ class TimeToTargetPruner(BasePruner):
         pause_rank: float = DEFAULT_PAUSE_RANK,
         pause_winners: bool = DEFAULT_PAUSE_WINNERS,
         behind_reports: int = DEFAULT_BEHIND_REPORTS,
+        jump_veto: bool = DEFAULT_JUMP_VETO,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -493,6 +503,9 @@ class TimeToTargetPruner(BasePruner):
         if not whole or behind_reports < 1:
             raise ValueError(f"behind_reports must be a whole number >= 1, got {behind_reports!r}")
         self._behind_reports = int(behind_reports)
+        if jump_veto not in (True, False):
+            raise ValueError(f"jump_veto must be true or false, got {jump_veto!r}")
+        self._jump_veto = bool(jump_veto)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -710,7 +723,11 @@ class TimeToTargetPruner(BasePruner):
     ) -> bool:
         """The equal-cost evidence: behind the finished trials' median at each of the trial's last
         ``behind_reports`` reports (all it has, if fewer)."""
-        last = range(1, min(self._behind_reports, costs.size) + 1)
+        reports = self._behind_reports
+        if self._jump_veto and costs.size >= 2:
+            jumped = self._target.gap(float(values[-1])) > self._target.gap(float(values[-2]))
+            reports = max(reports, 2) if jumped else reports
+        last = range(1, min(reports, costs.size) + 1)
         return all(
             _behind_median(
                 summaries, float(costs[-k]), self._target.gap(float(values[-k])), self._behind_noise
