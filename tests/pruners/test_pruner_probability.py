@@ -528,6 +528,30 @@ def test_behind_reports_asks_that_a_trial_stood_behind_at_its_last_reports_in_a_
     assert (behind_twice[1].prune, behind_twice[1].reason) == (True, "behind-and-unlikely"), behind_twice[1]
 
 
+def test_jump_veto_asks_for_the_earlier_report_only_where_the_trial_moved_away_from_the_target() -> None:
+    # The finished trials of the behind_reports test. jump_veto keeps a trial that was ahead of
+    # their median at its first report and jumped far behind at its second; it stops, as the
+    # default does, one that improved at its second report and is still behind (no jump), and one
+    # that stood behind before its jump too.
+    costs = [i * EVERY for i in range(1, 9)]
+    finished = [{c: loss(speed, 1.5, c) for c in costs} for speed in (0.02, 0.03, 0.05)]
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
+    default = TimeToTargetPruner(TARGET, **plain)
+    vetoed = TimeToTargetPruner(TARGET, jump_veto=True, **plain)
+    with pytest.raises(ValueError, match="jump_veto"):
+        TimeToTargetPruner(TARGET, jump_veto=2)
+
+    median_at_first = float(np.median([curve[EVERY] for curve in finished]))
+    jumped = equal_cost_decisions(finished, 2.6, default, vetoed, first=median_at_first - 0.1)
+    improved = equal_cost_decisions(finished, 2.6, default, vetoed, first=2.9)
+    behind_then_jumped = equal_cost_decisions(finished, 2.6, default, vetoed, first=median_at_first + 0.1)
+    for plain_rule, _ in (jumped, improved, behind_then_jumped):
+        assert (plain_rule.prune, plain_rule.reason) == (True, "behind-and-unlikely"), plain_rule
+    assert (jumped[1].prune, jumped[1].reason) == (False, "may-beat-incumbent"), jumped[1]
+    for _, with_veto in (improved, behind_then_jumped):
+        assert (with_veto.prune, with_veto.reason) == (True, "behind-and-unlikely"), with_veto
+
+
 def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sat_on() -> None:
     # Three finished trials sat on a plateau around 2.69 for ten reports, then dropped and
     # reached the target. A new trial sits on the plateau too, 0.1 farther from the target than
