@@ -12,6 +12,7 @@ import pytest
 from convtune.curves import Forecast
 from convtune.pruners import (
     DEFAULT_COMEBACK_VETO,
+    DEFAULT_JUMP_VETO,
     DEFAULT_MARGIN,
     DEFAULT_PLATEAU_REFERENCES,
     LR_SCHEDULE_ATTR,
@@ -506,12 +507,12 @@ def test_behind_noise_counts_a_trial_behind_only_by_more_than_the_evaluation_noi
 def test_behind_reports_asks_that_a_trial_stood_behind_at_its_last_reports_in_a_row() -> None:
     # Three finished trials reached the target (the fastest at 2 EVERY). A new trial ahead of
     # their median at its first report jumps far behind at its second (a GAN's energy does:
-    # docs/benchmarks.md, "Check S"): the plain rule (behind_reports = 1, the default) stops it
-    # on that one report, behind_reports = 2 keeps it. One behind at both reports is stopped by
+    # docs/benchmarks.md, "Check S"): the plain rule (behind_reports = 1, without the jump veto)
+    # stops it on that one report, behind_reports = 2 keeps it. One behind at both reports is stopped by
     # both.
     costs = [i * EVERY for i in range(1, 9)]
     finished = [{c: loss(speed, 1.5, c) for c in costs} for speed in (0.02, 0.03, 0.05)]
-    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5, "jump_veto": False}
     default = TimeToTargetPruner(TARGET, **plain)
     two_in_a_row = TimeToTargetPruner(TARGET, behind_reports=2, **plain)
     for wrong in (0, 1.5, math.inf, True):
@@ -529,15 +530,17 @@ def test_behind_reports_asks_that_a_trial_stood_behind_at_its_last_reports_in_a_
 
 
 def test_jump_veto_asks_for_the_earlier_report_only_where_the_trial_moved_away_from_the_target() -> None:
-    # The finished trials of the behind_reports test. jump_veto keeps a trial that was ahead of
+    # The finished trials of the behind_reports test. jump_veto (the default since session 39,
+    # "Check U") keeps a trial that was ahead of
     # their median at its first report and jumped far behind at its second; it stops, as the
     # default does, one that improved at its second report and is still behind (no jump), and one
     # that stood behind before its jump too.
     costs = [i * EVERY for i in range(1, 9)]
     finished = [{c: loss(speed, 1.5, c) for c in costs} for speed in (0.02, 0.03, 0.05)]
     plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
-    default = TimeToTargetPruner(TARGET, **plain)
-    vetoed = TimeToTargetPruner(TARGET, jump_veto=True, **plain)
+    assert DEFAULT_JUMP_VETO
+    default = TimeToTargetPruner(TARGET, jump_veto=False, **plain)
+    vetoed = TimeToTargetPruner(TARGET, **plain)
     with pytest.raises(ValueError, match="jump_veto"):
         TimeToTargetPruner(TARGET, jump_veto=2)
 
