@@ -727,7 +727,8 @@ class TimeToTargetPruner(BasePruner):
         self, summaries: Sequence[_Finished], costs: np.ndarray, values: np.ndarray
     ) -> bool:
         """The equal-cost evidence: behind the finished trials' median at each of the trial's last
-        ``behind_reports`` reports (all it has, if fewer)."""
+        ``behind_reports`` reports (all it has, if fewer), and under ``jump_veto`` at the previous
+        report too where the latest one moved away from the target."""
         reports = self._behind_reports
         if self._jump_veto and costs.size >= 2:
             jumped = self._target.gap(float(values[-1])) > self._target.gap(float(values[-2]))
