@@ -1079,9 +1079,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--also",
         nargs="*",
+        action="extend",
         default=[],
         metavar="FILE",
-        help="results files whose rows join --out's in the tables (e.g. the baselines of the same seeds)",
+        help="results files whose rows join --out's in the tables (e.g. the baselines of the same seeds); "
+        "several after one flag, or the flag again",
     )
     parser.add_argument(
         "--oracle-table",

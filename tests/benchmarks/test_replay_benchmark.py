@@ -200,6 +200,9 @@ def test_a_check_on_later_seeds_runs_and_tables_those_seeds_only(tmp_path: Path)
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
 def test_oracles_replay_by_name_and_table_beside_baselines_stored_in_another_file(tmp_path: Path) -> None:
     baselines, oracles = tmp_path / "baselines.jsonl.gz", tmp_path / "oracles.jsonl.gz"
+    unrelated = tmp_path / "unrelated.jsonl.gz"
+    with gzip.open(unrelated, "wt"):
+        pass
     assert _run(tmp_path, "--out", str(baselines), "--methods", "tpe/none").returncode == 0
     done = _run(
         tmp_path,
@@ -209,6 +212,8 @@ def test_oracles_replay_by_name_and_table_beside_baselines_stored_in_another_fil
         "tpe/oracle:clairvoyant",
         "--also",
         str(baselines),
+        "--also",  # a second flag adds its files to the first's
+        str(unrelated),
         "--oracle-table",
     )
     assert done.returncode == 0, done.stderr[-2000:]
