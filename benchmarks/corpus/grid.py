@@ -613,6 +613,32 @@ _FRESH17 = (
         "of the 961 sums; val error on the rest",
     ),
 )  # fmt: skip
+_FRESH18 = (
+    CorpusWorkload(
+        "masked_bytes", wl.MaskedBytes, "masked byte modelling, transformer encoder (BERT objective)",
+        "val_masked_loss", "minimize", (0.0, None), 24576, 1024, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="one-layer transformer encoder (width 32, 2 heads) naming the 15% masked bytes of 32-byte "
+        "windows of stdlib source (shutil, tempfile, pprint; held out: inspect); val loss per masked byte",
+    ),
+    CorpusWorkload(
+        "lru_digits", wl.LinearRecurrentDigits, "linear recurrent unit, digits pixel by pixel", "val_error",
+        "minimize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="two diagonal linear recurrences of width 32 with learned decays and a GELU MLP between, "
+        "reading sklearn's 8x8 digits as 64-pixel sequences (1257 / 540); val error",
+    ),
+    CorpusWorkload(
+        "gumbel_vae_digits", wl.GumbelVAEDigits, "discrete-latent VAE, Gumbel-softmax relaxation", "val_nelbo",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP encoder to 8 categorical variables of 8 values, relaxed draws at temperature 0.7, MLP "
+        "Bernoulli decoder, on binarised 8x8 digits (1437 / 360); val negative ELBO with fixed draws",
+    ),
+    CorpusWorkload(
+        "hamiltonian_pendulum", wl.HamiltonianPendulum, "Hamiltonian neural network (symplectic gradient)",
+        "val_mse", "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 2-64-64-1 energy whose symplectic gradient, by autograd, is fitted to a nonlinear "
+        "pendulum's noisy derivatives (4000 / 1000 states); val MSE over the targets' variance",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -631,6 +657,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     15: tuple(w.name for w in _FRESH15),
     16: tuple(w.name for w in _FRESH16),
     17: tuple(w.name for w in _FRESH17),
+    18: tuple(w.name for w in _FRESH18),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -654,6 +681,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH15,
         _FRESH16,
         _FRESH17,
+        _FRESH18,
     )
     for w in batch
 }

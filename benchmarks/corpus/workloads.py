@@ -2844,6 +2844,194 @@ class _SummedEmbedding(nn.Module):
         return self.mlp(self.embed(pairs.long()).sum(1))
 
 
+class MaskedBytes:
+    """Masked byte modelling (the objective of BERT, Devlin et al. 2019) on stdlib source: a
+    one-layer transformer encoder (width 32, 2 heads) reads 32-byte windows in which 15% of the
+    bytes are replaced by a mask token and names the hidden bytes from both sides (cross-entropy
+    on the masked places alone). Metric the val loss in nats per masked byte on 256 fixed windows
+    of a held-out file with fixed masks. Recorded in session 40 as the eighteenth batch of *fresh*
+    workloads, with nothing scored on them: kept for a check written before it runs."""
+
+    metric = "val_masked_loss"
+    train_sources = ("shutil.py", "tempfile.py", "pprint.py")
+    val_sources = ("inspect.py",)
+    context, mask_token, share = 32, 256, 0.15
+
+    def __init__(self) -> None:
+        self.train_data = stdlib_bytes(self.train_sources, 150_000)
+        val = stdlib_bytes(self.val_sources, 40_000)
+        generator = torch.Generator().manual_seed(409)
+        starts = torch.randint(0, len(val) - self.context, (256,), generator=generator)
+        windows = torch.stack([val[s : s + self.context] for s in starts])
+        self.val_batch = (windows, torch.rand(windows.shape, generator=generator) < self.share)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        offsets = torch.arange(self.context)
+        while True:
+            starts = torch.randint(
+                0, len(self.train_data) - self.context, (micro_batch_size,), generator=generator
+            )
+            windows = self.train_data[starts[:, None] + offsets]
+            yield windows, torch.rand(windows.shape, generator=generator) < self.share
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        windows, masked = batch
+        logits = model(torch.where(masked, torch.full_like(windows, self.mask_token), windows))
+        return F.cross_entropy(logits[masked].float(), windows[masked])
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_masked_loss": self.loss(model, self.val_batch).item()}
+
+    def build_model(self) -> nn.Module:
+        return _ByteEncoder(257, 256, self.context, 32)
+
+
+class _ByteEncoder(nn.Module):
+    def __init__(self, tokens: int, outputs: int, context: int, width: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(tokens, width)
+        self.position = nn.Parameter(torch.randn(context, width) * 0.02)
+        layer = nn.TransformerEncoderLayer(width, 2, 2 * width, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        self.head = nn.Linear(width, outputs)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(self.embed(tokens) + self.position))
+
+
+class LinearRecurrentDigits(_Classifier):
+    """A linear recurrent unit (after Orvieto et al. 2023) reading a digit pixel by pixel: sklearn's
+    8×8 digits as sequences of 64 pixels, two layers of a diagonal linear recurrence (width 32,
+    each channel's decay a learned number in (0, 1), started between 0.8 and 0.99) with a GELU MLP
+    on each step's state between them; the last step's state names the digit. Metric the val error
+    on 540 held-out digits. A fresh workload of the eighteenth batch (see ``MaskedBytes``)."""
+
+    metric = "val_error"
+
+    def __init__(self) -> None:
+        super().__init__(*_digits_split())
+
+    def build_model(self) -> nn.Module:
+        return _LinearRecurrent(32, 10)
+
+
+class _LinearRecurrentLayer(nn.Module):
+    def __init__(self, inputs: int, width: int) -> None:
+        super().__init__()
+        self.inputs = nn.Linear(inputs, width)
+        decay = torch.linspace(0.8, 0.99, width)
+        self.logit_decay = nn.Parameter(torch.log(decay / (1 - decay)))
+        self.mix = nn.Sequential(nn.LayerNorm(width), nn.Linear(width, width), nn.GELU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        decay, pushed = torch.sigmoid(self.logit_decay), self.inputs(x)
+        state = torch.zeros_like(pushed[:, 0])
+        states = []
+        for t in range(pushed.shape[1]):
+            state = decay * state + (1 - decay) * pushed[:, t]
+            states.append(state)
+        return self.mix(torch.stack(states, 1))
+
+
+class _LinearRecurrent(nn.Module):
+    def __init__(self, width: int, classes: int) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(_LinearRecurrentLayer(1, width), _LinearRecurrentLayer(width, width))
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.layers(x[:, :, None])[:, -1])
+
+
+class GumbelVAEDigits(_Tabular):
+    """A variational autoencoder with a discrete latent (the Gumbel-softmax relaxation, Jang et al.
+    2017): an MLP 64-64-(8 × 8) encodes a binarised 8×8 digit as 8 categorical variables of 8
+    values each, a relaxed one-hot draw at temperature 0.7 goes through an MLP 64-64-64 to
+    Bernoulli pixel logits, and the loss is the reconstruction's cross-entropy plus the KL to a
+    uniform prior. Metric the val negative ELBO in nats per image with a fixed set of draws (the
+    same at every evaluation); 1,437 images to train on, 360 held out. A fresh workload of the
+    eighteenth batch (see ``MaskedBytes``)."""
+
+    metric = "val_nelbo"
+    variables, values, temperature = 8, 8, 0.7
+
+    def __init__(self) -> None:
+        from sklearn.datasets import load_digits
+
+        digits = load_digits()
+        x = (digits.data > 7).astype(np.float32)
+        x_train, _, x_val, _ = _split(x, digits.target, 0.2, True)
+        super().__init__(x_train, x_train, x_val, x_val)
+        self.val_uniform = torch.rand(
+            len(x_val), self.variables, self.values, generator=torch.Generator().manual_seed(419)
+        )
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, _ = batch
+        return self._nelbo(model, inputs, torch.rand(len(inputs), self.variables, self.values))
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_nelbo": self._nelbo(model, self.x_val, self.val_uniform).item()}
+
+    def _nelbo(self, model: nn.Module, x: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
+        encoder, decoder = model
+        logits = encoder(x).float().view(len(x), self.variables, self.values)
+        gumbel = -torch.log(-torch.log(uniform.clamp(1e-9, 1 - 1e-9)))
+        draw = torch.softmax((logits + gumbel) / self.temperature, -1)
+        reconstruction = F.binary_cross_entropy_with_logits(
+            decoder(draw.flatten(1)).float(), x, reduction="none"
+        ).sum(-1)
+        log_q = torch.log_softmax(logits, -1)
+        kl = (log_q.exp() * (log_q + math.log(self.values))).sum((1, 2))
+        return (reconstruction + kl).mean()
+
+    def build_model(self) -> nn.Module:
+        return nn.ModuleList(
+            [_mlp(64, [64], self.variables * self.values), _mlp(self.variables * self.values, [64], 64)]
+        )
+
+
+class HamiltonianPendulum(_MultiOutputMSE):
+    """A Hamiltonian neural network (Greydanus et al. 2019): an MLP 2-64-64-1 gives a scalar energy
+    H(q, p), and the model's velocities are its symplectic gradient (∂H/∂p, −∂H/∂q), taken by
+    autograd inside the loss (a second-order gradient in training); fitted by MSE to a nonlinear
+    pendulum's noisy time derivatives (H = p²/2 + 3(1 − cos q)). Metric the val MSE of the
+    derivatives over their variance on 1,000 held-out states; 4,000 to train on. A fresh
+    workload of the eighteenth batch (see ``MaskedBytes``)."""
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(421)
+        state = np.stack([rng.uniform(-2.5, 2.5, 5000), rng.uniform(-3.0, 3.0, 5000)], 1)
+        velocity = np.stack([state[:, 1], -3.0 * np.sin(state[:, 0])], 1) + rng.normal(0.0, 0.1, (5000, 2))
+        super().__init__(
+            state[:4000], velocity[:4000].astype(np.float32), state[4000:], velocity[4000:].astype(np.float32)
+        )
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        states, velocities = batch
+        return F.mse_loss(_symplectic_gradient(model, states, create_graph=True), velocities)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        predicted = _symplectic_gradient(model, self.x_val, create_graph=False)
+        return {"val_mse": F.mse_loss(predicted, self.y_val).item() / self.variance}
+
+    def build_model(self) -> nn.Module:
+        return nn.Sequential(nn.Linear(2, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 1))
+
+
+def _symplectic_gradient(model: nn.Module, states: torch.Tensor, create_graph: bool) -> torch.Tensor:
+    """(∂H/∂p, −∂H/∂q) of the model's energy H at ``states`` (q, p), by autograd."""
+    with torch.enable_grad():
+        states = states.detach().requires_grad_(True)
+        energy = model(states).float().sum()
+        (gradient,) = torch.autograd.grad(energy, states, create_graph=create_graph)
+    return torch.stack([gradient[:, 1], -gradient[:, 0]], 1)
+
+
 class _Siamese(nn.Module):
     def __init__(self, inputs: int, hidden: int, code: int) -> None:
         super().__init__()
