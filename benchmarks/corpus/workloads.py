@@ -2768,7 +2768,7 @@ class PositiveUnlabelled(_Tabular):
 class NeuralODESpiral(_MultiOutputMSE):
     """A continuous-depth network (a neural ODE, Chen et al. 2018): an MLP 2-32-2 is the vector
     field, integrated by 8 unrolled steps of the classic Runge-Kutta method from a starting point
-    to time 1, and trained on where the true system (a cubic spiral, dz/dt = (z³)A) carries the
+    to time 1, and trained on where the true system (a cubic spiral, dz/dt = z³A / 4) carries the
     point. Metric the val MSE of the end points over their variance on 1,000 held-out starts;
     4,000 to train on. A fresh workload of the seventeenth batch (see ``FactorisationClicks``)."""
 
