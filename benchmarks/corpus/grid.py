@@ -639,6 +639,32 @@ _FRESH18 = (
         "pendulum's noisy derivatives (4000 / 1000 states); val MSE over the targets' variance",
     ),
 )  # fmt: skip
+_FRESH19 = (
+    CorpusWorkload(
+        "induction_heads", wl.InductionHeads, "in-context copying, attention-only transformer (induction heads)",
+        "val_copy_loss", "minimize", (0.0, None), 49152, 2048, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="two causal attention-only layers (width 32, 2 heads) on 40-token sequences holding a random "
+        "12-token block twice at a random offset; val loss per token on the repeat",
+    ),
+    CorpusWorkload(
+        "link_prediction", wl.LinkPrediction, "link prediction, graph autoencoder (GCN encoder)", "val_auc",
+        "maximize", (0.0, 1.0), 12288, 512, 1e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="two-layer GCN (width 32) on a 600-node random geometric graph on the sphere with noisy "
+        "projected features, dot-product scores; val ROC AUC of 15% held-out edges against 4 non-edges each",
+    ),
+    CorpusWorkload(
+        "bayes_by_backprop", wl.BayesByBackprop, "Bayesian neural network, variational weights", "val_nll",
+        "minimize", (None, None), 12288, 512, 3e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 4-32-1 with a Gaussian per weight (one reparameterised draw a step), learned noise, "
+        "KL to N(0, 1); val Gaussian NLL of the mean network (2,000 / 1,000 points)",
+    ),
+    CorpusWorkload(
+        "tcn_mackey_glass", wl.DilatedTCNForecast, "chaotic series forecasting, dilated causal convolutions",
+        "val_mse", "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="four residual causal convolutions (width 16, dilations 1-8) reading 64 values of the "
+        "Mackey-Glass series read with noise, 40 steps ahead; val MSE over the targets' variance",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -658,6 +684,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     16: tuple(w.name for w in _FRESH16),
     17: tuple(w.name for w in _FRESH17),
     18: tuple(w.name for w in _FRESH18),
+    19: tuple(w.name for w in _FRESH19),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -682,6 +709,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH16,
         _FRESH17,
         _FRESH18,
+        _FRESH19,
     )
     for w in batch
 }

@@ -3032,6 +3032,281 @@ def _symplectic_gradient(model: nn.Module, states: torch.Tensor, create_graph: b
     return torch.stack([gradient[:, 1], -gradient[:, 0]], 1)
 
 
+class InductionHeads:
+    """In-context copying by induction heads (Olsson et al. 2022): sequences of 40 tokens (vocabulary
+    32) hold a random block of 12 tokens twice in a row, at a random offset in random filler; a
+    two-layer attention-only transformer (width 32, 2 heads, causal, learned positions, no MLP)
+    is trained on next-token prediction over the whole sequence. Only content-based attention to
+    the token after the current token's earlier occurrence predicts the repeat, which such models
+    are known to learn abruptly. Metric the val loss in nats per token on the repeat's tokens
+    after its first (ln 32 ≈ 3.47 at chance), over 512 fixed sequences. Recorded in session 41
+    as the nineteenth batch of *fresh* workloads, with nothing scored on them."""
+
+    metric = "val_copy_loss"
+    vocab, block, slack = 32, 12, 16
+
+    def __init__(self) -> None:
+        self.val_batch = self._sequences(512, torch.Generator().manual_seed(431))
+
+    @property
+    def length(self) -> int:
+        return 2 * self.block + self.slack
+
+    def _sequences(self, count: int, generator: torch.Generator) -> Batch:
+        block = torch.randint(0, self.vocab, (count, self.block), generator=generator)
+        filler = torch.randint(0, self.vocab, (count, self.length), generator=generator)
+        start = torch.randint(0, self.slack + 1, (count, 1), generator=generator)
+        place = torch.arange(self.length)[None] - start  # each token's place in the two blocks
+        inside = (place >= 0) & (place < 2 * self.block)
+        tokens = torch.where(inside, block.gather(1, place.clamp(0, 2 * self.block - 1) % self.block), filler)
+        return tokens, (place > self.block) & (place < 2 * self.block)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        while True:
+            yield self._sequences(micro_batch_size, generator)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        tokens, _ = batch
+        logits = model(tokens[:, :-1]).float()
+        return F.cross_entropy(logits.reshape(-1, self.vocab), tokens[:, 1:].reshape(-1))
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        tokens, repeat = self.val_batch
+        logits = model(tokens[:, :-1]).float()
+        chosen = repeat[:, 1:]
+        return {"val_copy_loss": F.cross_entropy(logits[chosen], tokens[:, 1:][chosen]).item()}
+
+    def build_model(self) -> nn.Module:
+        return _AttentionOnly(self.vocab, self.length - 1, 32, 2)
+
+
+class _AttentionOnly(nn.Module):
+    def __init__(self, vocab: int, context: int, width: int, layers: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.position = nn.Parameter(torch.randn(context, width) * 0.1)
+        self.norms = nn.ModuleList(nn.LayerNorm(width) for _ in range(layers))
+        self.attention = nn.ModuleList(
+            nn.MultiheadAttention(width, 2, batch_first=True) for _ in range(layers)
+        )
+        self.head = nn.Linear(width, vocab)
+        self.register_buffer("causal", torch.triu(torch.ones(context, context, dtype=torch.bool), 1))
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens) + self.position[: tokens.shape[1]]
+        mask = self.causal[: tokens.shape[1], : tokens.shape[1]]
+        for norm, attention in zip(self.norms, self.attention, strict=True):
+            h = norm(x)
+            x = x + attention(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return self.head(x)
+
+
+class LinkPrediction:
+    """Link prediction with a graph convolutional encoder (graph autoencoder, Kipf & Welling 2016):
+    a stochastic block model of 400 nodes in 4 communities (edge chance 0.06 within, 0.004
+    between) with noisy 16-dimensional node features; 15% of the edges are held out. A two-layer
+    GCN over the training edges embeds the nodes (width 32) and a pair's score is the dot product;
+    each sample is a training edge, trained by logistic loss against as many random pairs. Metric
+    the val ROC AUC of held-out edges against 4 fixed non-edges each (maximised; saturates below 1
+    where communities overlap). A fresh workload of the nineteenth batch (see ``InductionHeads``)."""
+
+    metric = "val_auc"
+    nodes, reach = 600, 0.25
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(433)
+        place = rng.normal(0.0, 1.0, (self.nodes, 3))
+        place /= np.linalg.norm(place, axis=1, keepdims=True)
+        distance = ((place[:, None] - place[None]) ** 2).sum(-1)
+        chance = 0.25 * np.exp(-distance / (2 * self.reach**2))
+        upper = np.triu(rng.random((self.nodes, self.nodes)) < chance, 1)
+        edges = np.argwhere(upper)
+        rng.shuffle(edges)
+        cut = round(0.85 * len(edges))
+        train, val = edges[:cut], edges[cut:]
+        features = place @ rng.normal(0.0, 1.0, (3, 16)) + rng.normal(0.0, 1.0, (self.nodes, 16))
+        adjacency = np.eye(self.nodes)
+        adjacency[train[:, 0], train[:, 1]] = adjacency[train[:, 1], train[:, 0]] = 1.0
+        degree = adjacency.sum(1) ** -0.5
+        self.propagate = torch.tensor(degree[:, None] * adjacency * degree[None, :], dtype=torch.float32)
+        self.features = torch.tensor(features, dtype=torch.float32)
+        self.train_edges = torch.tensor(train)
+        linked = upper | upper.T
+        negatives = rng.integers(0, self.nodes, (8 * len(val), 2))
+        negatives = negatives[
+            (negatives[:, 0] != negatives[:, 1]) & ~linked[negatives[:, 0], negatives[:, 1]]
+        ]
+        self.val_pairs = torch.tensor(np.concatenate([val, negatives[: 4 * len(val)]]))
+        self.val_labels = np.concatenate([np.ones(len(val)), np.zeros(4 * len(val))])
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        while True:
+            index = torch.randint(0, len(self.train_edges), (micro_batch_size,), generator=generator)
+            yield (
+                self.train_edges[index],
+                torch.randint(0, self.nodes, (micro_batch_size, 2), generator=generator),
+            )
+
+    def _scores(self, model: nn.Module, pairs: torch.Tensor) -> torch.Tensor:
+        embedding = model(self.features, self.propagate).float()
+        return (embedding[pairs[:, 0]] * embedding[pairs[:, 1]]).sum(-1)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        positive, negative = batch
+        scores = self._scores(model, torch.cat([positive, negative]))
+        labels = torch.cat([torch.ones(len(positive)), torch.zeros(len(negative))])
+        return F.binary_cross_entropy_with_logits(scores, labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        from sklearn.metrics import roc_auc_score
+
+        scores = self._scores(model, self.val_pairs).numpy()
+        if not np.all(np.isfinite(scores)):
+            return {"val_auc": math.nan}
+        return {"val_auc": float(roc_auc_score(self.val_labels, scores))}
+
+    def build_model(self) -> nn.Module:
+        return _GraphEncoder(16, 32)
+
+
+class _GraphEncoder(nn.Module):
+    def __init__(self, inputs: int, width: int) -> None:
+        super().__init__()
+        self.first, self.second = nn.Linear(inputs, width), nn.Linear(width, width)
+
+    def forward(self, features: torch.Tensor, propagate: torch.Tensor) -> torch.Tensor:
+        return propagate @ self.second(F.relu(propagate @ self.first(features)))
+
+
+class BayesByBackprop(_Tabular):
+    """A Bayesian neural network by variational inference (Bayes by Backprop, Blundell et al. 2015):
+    an MLP 4-32-1 whose every weight is a Gaussian (a mean and a softplus scale, started at 0.01),
+    one weight draw per step by the reparameterisation trick, a learned observation noise, and
+    the loss the Gaussian negative log-likelihood plus the KL to a N(0, 1) prior over the 2,000
+    training points. The gradients are noisy by construction. Metric the val negative
+    log-likelihood per point of the mean network's predictions under the learned noise (1,000
+    held-out points of a smooth function of 4 inputs with noise 0.3; can fall below zero). A
+    fresh workload of the nineteenth batch (see ``InductionHeads``)."""
+
+    metric = "val_nll"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(439)
+        x = rng.uniform(-2.0, 2.0, (3000, 4))
+        y = np.sin(2.0 * x[:, 0]) + 0.5 * x[:, 1] ** 2 - x[:, 2] * x[:, 3] / 2 + rng.normal(0.0, 0.3, 3000)
+        super().__init__(x[:2000], y[:2000].astype(np.float32), x[2000:], y[2000:].astype(np.float32))
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        # The forward pass returns the noise and the KL too, so a DDP wrapper is called, not bypassed.
+        mean, variance, kl = model(inputs, sample=True)
+        nll = F.gaussian_nll_loss(mean.float(), targets, variance.float().expand_as(mean), full=True)
+        return nll + kl / len(self.x_train)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        mean, variance, _ = model(self.x_val, sample=False)
+        nll = F.gaussian_nll_loss(mean.float(), self.y_val, variance.float().expand_as(mean), full=True)
+        return {"val_nll": nll.item()}
+
+    def build_model(self) -> nn.Module:
+        return _BayesianMLP(4, 32)
+
+
+class _BayesianLinear(nn.Module):
+    def __init__(self, inputs: int, outputs: int) -> None:
+        super().__init__()
+        self.mean = nn.Parameter(torch.randn(outputs, inputs) / math.sqrt(inputs))
+        self.bias = nn.Parameter(torch.zeros(outputs))
+        # softplus(-4.6) ≈ 0.01: start near the deterministic network
+        self.raw_scale = nn.Parameter(torch.full((outputs, inputs), -4.6))
+
+    def forward(self, x: torch.Tensor, sample: bool) -> torch.Tensor:
+        weight = self.mean
+        if sample:
+            weight = weight + F.softplus(self.raw_scale) * torch.randn_like(weight)
+        return F.linear(x, weight, self.bias)
+
+    def kl(self) -> torch.Tensor:
+        scale = F.softplus(self.raw_scale)
+        return 0.5 * (scale**2 + self.mean**2 - 1.0 - 2.0 * torch.log(scale)).sum()
+
+
+class _BayesianMLP(nn.Module):
+    def __init__(self, inputs: int, width: int) -> None:
+        super().__init__()
+        self.first, self.second = _BayesianLinear(inputs, width), _BayesianLinear(width, 1)
+        self.log_noise = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x: torch.Tensor, sample: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The prediction, the observation noise's variance and the weights' KL to the prior."""
+        prediction = self.second(torch.tanh(self.first(x, sample)), sample).squeeze(-1)
+        return prediction, torch.exp(2.0 * self.log_noise), self.first.kl() + self.second.kl()
+
+
+class DilatedTCNForecast(_Regressor):
+    """A temporal convolutional network (dilated causal convolutions, Bai et al. 2018) forecasting
+    the chaotic Mackey-Glass series (τ = 17) 40 steps ahead from its last 64 values, read with
+    noise (0.1 of the series' scale; the target is the clean value): four causal
+    convolutions of width 16, kernel 3, dilations 1, 2, 4, 8, residual, then a linear read-out of
+    the last step. Metric the val MSE over the targets' variance, on windows from the series'
+    last fifth (4,000 windows to train on). A fresh workload of the nineteenth batch (see
+    ``InductionHeads``)."""
+
+    metric = "val_mse"
+    window, ahead = 64, 40
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(443)
+        series = _mackey_glass(6600, rng)
+        observed = series + rng.normal(0.0, 0.1, len(series))  # the model reads a noisy record
+        starts = np.arange(0, len(series) - self.window - self.ahead)
+        x = np.stack([observed[s : s + self.window] for s in starts]).astype(np.float32)
+        y = series[starts + self.window + self.ahead - 1].astype(np.float32)
+        cut = round(0.8 * len(starts))
+        super().__init__(
+            x[: min(cut, 4000)], y[: min(cut, 4000)], x[cut + self.window :], y[cut + self.window :]
+        )
+        self.variance = self.y_val.var(unbiased=False).item()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        mse = F.mse_loss(model(self.x_val).squeeze(-1).float(), self.y_val).item()
+        return {"val_mse": mse / self.variance}
+
+    def build_model(self) -> nn.Module:
+        return _TCN(16, (1, 2, 4, 8))
+
+
+def _mackey_glass(length: int, rng: np.random.Generator, tau: int = 17) -> np.ndarray:
+    """The Mackey-Glass delay equation by Euler steps of 1 (β 0.2, γ 0.1, power 10), centred."""
+    x = list(1.2 + 0.1 * rng.random(tau + 1))
+    for _ in range(length + 500):
+        delayed = x[-tau - 1]
+        x.append(x[-1] + 0.2 * delayed / (1.0 + delayed**10) - 0.1 * x[-1])
+    series = np.asarray(x[-length:])
+    return (series - series.mean()) / series.std()
+
+
+class _TCN(nn.Module):
+    def __init__(self, width: int, dilations: tuple[int, ...]) -> None:
+        super().__init__()
+        self.lift = nn.Conv1d(1, width, 1)
+        self.convolutions = nn.ModuleList(nn.Conv1d(width, width, 3, dilation=d) for d in dilations)
+        self.read = nn.Linear(width, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.lift(x[:, None, :])
+        for convolution in self.convolutions:
+            pad = 2 * convolution.dilation[0]
+            h = h + F.relu(convolution(F.pad(h, (pad, 0))))
+        return self.read(h[:, :, -1])
+
+
 class _Siamese(nn.Module):
     def __init__(self, inputs: int, hidden: int, code: int) -> None:
         super().__init__()
