@@ -159,6 +159,13 @@ def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_pa
     hits = {r["method"]: int(bool(r["confirm_first_hit"])) for r in paired}
     assert f"| {WORKLOAD} | {hits[base]} → {hits[candidate]} | 0/" in table, table
     assert "Passes on " in table and " of 1 workloads." in table
+    # The pooled figures the checks' readings use, from the same rows.
+    pooled = (
+        f"Hits pooled: {hits[base]} → {hits[candidate]}; the candidate within two hits on 1 of 1 workloads."
+    )
+    assert pooled in table, table
+    both = int(min(hits.values()) == 1)  # one seed: "most seeds" is that seed
+    assert f"on the {both} workloads where both hit in most seeds" in table, table
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
