@@ -961,7 +961,7 @@ def candidate_check_table(rows: list[dict[str, Any]], base: str, candidate: str)
     ran: hits after the first confirm round ≥ the default's − 1, near-best configurations stopped by
     a forecast ≤ the default's, and median cost-to-10% ≤ 1.1× the default's where both hit in most
     seeds (a candidate missing in most seeds where the default hits fails). Below the table, the
-    pooled figures the checks' readings use (checks Q, V and W): hits pooled, workloads within two
+    pooled figures the checks' readings use (checks Q, V, W and X): hits pooled, workloads within two
     hits, and the cost ratio over the workloads where both hit in most seeds."""
     groups: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
     for row in rows:
