@@ -3187,7 +3187,7 @@ class _GraphEncoder(nn.Module):
 
 class BayesByBackprop(_Tabular):
     """A Bayesian neural network by variational inference (Bayes by Backprop, Blundell et al. 2015):
-    an MLP 4-32-1 whose every weight is a Gaussian (a mean and a softplus scale, started at 0.01),
+    an MLP 4-32-1 whose every weight (not the biases) is a Gaussian (a mean and a softplus scale, started at 0.01),
     one weight draw per step by the reparameterisation trick, a learned observation noise, and
     the loss the Gaussian negative log-likelihood plus the KL to a N(0, 1) prior over the 2,000
     training points. The gradients are noisy by construction. Metric the val negative
