@@ -53,7 +53,7 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -645,18 +645,36 @@ def before_pairs(cases: list[Case], method: str) -> tuple[list[float], list[floa
 
 
 def run_benchmark(
-    workloads: list[Workload], cuts: tuple[float, ...], reported: list[str], with_reach: bool = True
+    workloads: list[Workload],
+    cuts: tuple[float, ...],
+    reported: list[str],
+    with_reach: bool = True,
+    *,
+    calibration: CrossingCalibration | None = None,
+    fold_of: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Any], list[Case]]:
+    """Score ``reported`` workloads, each with a calibration fitted on the loaded workloads outside
+    its fold (by default the fold is the workload itself: leave-one-workload-out; ``fold_of`` maps
+    a workload to a wider fold, e.g. its batch). With ``calibration`` nothing is fitted: every
+    workload is scored with that one table (the shipped one, as a user gets it)."""
     cases_by: dict[str, list[Case]] = {}
     cache = load_cache()
     for w in workloads:
         cases_by[w.name] = build_cases(w, cuts, progress=True)
         save_cache(cache)
+    fold = fold_of if fold_of is not None else {name: name for name in cases_by}
+    fitted: dict[str, dict[str, CrossingCalibration]] = {}
     results: dict[str, Any] = {}
     for held in reported:
-        train = [c for name, cs in cases_by.items() if name != held for c in cs]
-        fitted_on = [name for name in cases_by if name != held]
-        cals = {method: fit_calibration(train, method, fitted_on, with_reach) for method in CALIBRATED}
+        if calibration is not None:
+            cals = {method: calibration for method in CALIBRATED}
+        elif fold[held] in fitted:
+            cals = fitted[fold[held]]
+        else:
+            fitted_on = [name for name in cases_by if fold[name] != fold[held]]
+            train = [c for name in fitted_on for c in cases_by[name]]
+            cals = {method: fit_calibration(train, method, fitted_on, with_reach) for method in CALIBRATED}
+            fitted[fold[held]] = cals
         for method in (*CALIBRATED, *WITH_REFERENCES):
             base = WITH_REFERENCES.get(method, method)
             cal = cals[base]
@@ -1011,6 +1029,21 @@ def main(argv: list[str] | None = None) -> int:
         "run: every workload's calibration is still fitted on all the others)",
     )
     parser.add_argument(
+        "--calibration",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="score every loaded workload with this calibration table instead of fitting one per "
+        "held-out workload (e.g. convtune/curves/calibration.json: what a user's study gets); "
+        "only workloads it was not fitted on are held out",
+    )
+    parser.add_argument(
+        "--fold-by-data",
+        action="store_true",
+        help="hold out each --data entry's workloads together (e.g. a whole batch): a workload is "
+        "scored with a calibration fitted on the other entries' workloads and the home ones",
+    )
+    parser.add_argument(
         "--no-reach-model",
         action="store_true",
         help="calibrate with the isotonic maps alone (to see what the reach model adds)",
@@ -1036,7 +1069,16 @@ def main(argv: list[str] | None = None) -> int:
                 write_calibration(kept, fit_on, args.write_heldout_calibrations / f"{held}.json")
         return 0
     names = [w.name for w in workloads if not w.home or args.dev_home]
-    results, held = run_benchmark(workloads, cuts, names, not args.no_reach_model)
+    fixed = CrossingCalibration.load(args.calibration) if args.calibration is not None else None
+    if fixed is not None:
+        seen = sorted(n for n in names if n in fixed.fitted_on)
+        if seen:
+            print(f"{args.calibration} was fitted on {', '.join(seen)}: not reported", file=sys.stderr)
+        names = [n for n in names if n not in fixed.fitted_on]
+    fold_of = {w.name: w.source or w.name for w in workloads} if args.fold_by_data else None
+    results, held = run_benchmark(
+        workloads, cuts, names, not args.no_reach_model, calibration=fixed, fold_of=fold_of
+    )
     if not names:
         print("no held-out workloads (only home data): nothing to report", file=sys.stderr)
         return 1

@@ -132,3 +132,40 @@ def test_tables_per_data_reports_each_folder_apart_from_one_held_out_run(tmp_pat
         assert rows(together.stdout, workload) and rows(apart.stdout, workload) == rows(
             together.stdout, workload
         )
+
+
+def _convtune_rows(text: str, workload: str) -> list[str]:
+    # Every column but the last, CPU ms per call.
+    return [r.rsplit(" | ", 1)[0] for r in text.splitlines() if r.startswith(f"| {workload} | convtune | ")]
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_a_fixed_calibration_and_folds_by_data_score_as_the_fits_they_stand_for(tmp_path: Path) -> None:
+    alone, pair = WORKLOADS[0], sorted(WORKLOADS[1:])
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    for workload in pair:
+        (folder / f"{workload}.jsonl.gz").write_bytes((CORPUS / f"{workload}.jsonl.gz").read_bytes())
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    base = [sys.executable, str(ROOT / "benchmarks" / "forecast.py"), "--no-home", "--max-runs", "12"]
+    base += ["--cuts", "0.25"]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([*base, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done
+
+    data = ["--data", str(CORPUS / f"{alone}.jsonl.gz"), str(folder)]
+    by_workload, by_data = run(*data), run(*data, "--fold-by-data")
+    # A workload alone in its entry is held out as before; the pair is fitted on the other entry only.
+    assert _convtune_rows(by_data.stdout, alone) == _convtune_rows(by_workload.stdout, alone)
+    only_alone = tmp_path / "alone.json"
+    run("--data", str(CORPUS / f"{alone}.jsonl.gz"), "--write-calibration", str(only_alone))
+    fixed = run("--data", str(CORPUS / f"{alone}.jsonl.gz"), str(folder), "--calibration", str(only_alone))
+    # The table's own workload is not reported: it was fitted on it.
+    assert not _convtune_rows(fixed.stdout, alone)
+    assert f"was fitted on {alone}: not reported" in fixed.stderr
+    for workload in pair:
+        rows = _convtune_rows(fixed.stdout, workload)
+        assert rows and rows == _convtune_rows(by_data.stdout, workload)
+        assert rows != _convtune_rows(by_workload.stdout, workload)
