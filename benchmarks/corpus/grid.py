@@ -665,6 +665,32 @@ _FRESH19 = (
         "Mackey-Glass series read with noise, 40 steps ahead; val MSE over the targets' variance",
     ),
 )  # fmt: skip
+_FRESH20 = (
+    CorpusWorkload(
+        "long_addition", wl.LongAddition, "long addition, sequence tagging with a bidirectional GRU", "val_exact",
+        "maximize", (0.0, 1.0), 32768, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="bidirectional GRU (width 32) writing the 9 digits of the sum of two 8-digit numbers read "
+        "most significant first; val exact-match accuracy over 2,000 fixed pairs",
+    ),
+    CorpusWorkload(
+        "lista_sparse_coding", wl.LISTASparseCoding, "sparse coding, unrolled ISTA (LISTA)", "val_nmse",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="six soft-threshold layers started at ISTA's weights recovering 4-sparse codes of 64 atoms "
+        "from 32 noisy observations; val normalised MSE of the code",
+    ),
+    CorpusWorkload(
+        "pointcloud_shapes", wl.PointCloudShapes, "point-cloud classification, PointNet", "val_error",
+        "minimize", (0.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="shared per-point MLP 3-32-64, max-pooled, then 64-32-5, on 32 noisy points of five "
+        "stretched, rotated shapes; val error over 1,000 fixed clouds",
+    ),
+    CorpusWorkload(
+        "inpainting_digits", wl.InpaintingDigits, "image inpainting, convolutional network", "val_psnr",
+        "maximize", (None, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="three 3x3 convolutions (width 32) filling a blanked 4x4 square of sklearn's 8x8 digits "
+        "from the image and its mask; val PSNR of the filled squares in dB",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -685,6 +711,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     17: tuple(w.name for w in _FRESH17),
     18: tuple(w.name for w in _FRESH18),
     19: tuple(w.name for w in _FRESH19),
+    20: tuple(w.name for w in _FRESH20),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -710,6 +737,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH17,
         _FRESH18,
         _FRESH19,
+        _FRESH20,
     )
     for w in batch
 }
