@@ -151,7 +151,9 @@ def test_a_fixed_calibration_and_folds_by_data_score_as_the_fits_they_stand_for(
     base += ["--cuts", "0.25"]
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([*base, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(
+            [*base, *args], env=env, capture_output=True, text=True, timeout=300, check=False
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         return done
 
