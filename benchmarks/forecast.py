@@ -1044,6 +1044,15 @@ def main(argv: list[str] | None = None) -> int:
         "scored with a calibration fitted on the other entries' workloads and the home ones",
     )
     parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="DATA",
+        help="report only the workloads of these --data entries (the others are fitted on only); "
+        "splits one leave-out run over several processes",
+    )
+    parser.add_argument(
         "--no-reach-model",
         action="store_true",
         help="calibrate with the isotonic maps alone (to see what the reach model adds)",
@@ -1069,6 +1078,9 @@ def main(argv: list[str] | None = None) -> int:
                 write_calibration(kept, fit_on, args.write_heldout_calibrations / f"{held}.json")
         return 0
     names = [w.name for w in workloads if not w.home or args.dev_home]
+    if args.report is not None:
+        chosen = {str(r) for r in args.report}
+        names = [w.name for w in workloads if w.source in chosen]
     fixed = CrossingCalibration.load(args.calibration) if args.calibration is not None else None
     if fixed is not None:
         seen = sorted(n for n in names if n in fixed.fitted_on)

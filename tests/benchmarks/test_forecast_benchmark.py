@@ -161,6 +161,11 @@ def test_a_fixed_calibration_and_folds_by_data_score_as_the_fits_they_stand_for(
     by_workload, by_data = run(*data), run(*data, "--fold-by-data")
     # A workload alone in its entry is held out as before; the pair is fitted on the other entry only.
     assert _convtune_rows(by_data.stdout, alone) == _convtune_rows(by_workload.stdout, alone)
+    # --report splits the same run: the folder's rows alone, fitted as before.
+    reported = run(*data, "--fold-by-data", "--report", str(folder))
+    assert not _convtune_rows(reported.stdout, alone)
+    for workload in pair:
+        assert _convtune_rows(reported.stdout, workload) == _convtune_rows(by_data.stdout, workload)
     only_alone = tmp_path / "alone.json"
     run("--data", str(CORPUS / f"{alone}.jsonl.gz"), "--write-calibration", str(only_alone))
     fixed = run("--data", str(CORPUS / f"{alone}.jsonl.gz"), str(folder), "--calibration", str(only_alone))
