@@ -210,7 +210,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         confirm_rounds=job.get("confirm_rounds", 1),
         audit=job.get("audit", False),
     )
-    row["method"] = f"{job['sampler']}/{job['pruner']}"
+    row["method"] = f"{job['sampler']}/{job['pruner']}{job.get('suffix', '')}"
     return row
 
 
@@ -240,7 +240,7 @@ def run(args: argparse.Namespace, out: Path) -> None:
         target = pick_target(grid, args.reach)
         for seed in range(args.first_seed, args.seeds):
             for pruner, sampler in methods:
-                key = (grid.workload, f"{sampler}/{pruner}", seed, args.budget)
+                key = (grid.workload, f"{sampler}/{pruner}{args.method_suffix}", seed, args.budget)
                 if key not in done:
                     jobs.append(
                         {
@@ -255,6 +255,7 @@ def run(args: argparse.Namespace, out: Path) -> None:
                             "confirm": args.confirm,
                             "confirm_rounds": args.confirm_rounds,
                             "audit": args.audit,
+                            "suffix": args.method_suffix,
                         }
                     )
     jobs.sort(key=lambda j: (j["seed"], j["path"]))  # all workloads' seed 0 first: tables fill evenly
@@ -1086,6 +1087,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", nargs="*", default=None, help="only these, e.g. tpe/none")
     parser.add_argument(
         "--calibration", default=None, help="forecast calibration table (default: the shipped one)"
+    )
+    parser.add_argument(
+        "--method-suffix",
+        default="",
+        metavar="TEXT",
+        help="appended to each stored method's name (e.g. @z for studies run with another "
+        "--calibration), so their rows table beside the same method's rows from --also",
     )
     parser.add_argument(
         "--calibration-dir",

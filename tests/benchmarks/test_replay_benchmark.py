@@ -90,6 +90,44 @@ def test_replays_calibrate_per_workload_and_resume_from_a_gzip_results_file(tmp_
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_a_method_suffix_keeps_studies_of_another_calibration_apart_in_the_tables(tmp_path: Path) -> None:
+    shipped, other = tmp_path / "shipped.jsonl.gz", tmp_path / "other.jsonl.gz"
+    assert _run(tmp_path, "--out", str(shipped)).returncode == 0
+    done = _run(
+        tmp_path,
+        "--out",
+        str(other),
+        "--method-suffix",
+        "@copy",
+        "--calibration",
+        str(ROOT / "convtune" / "curves" / "calibration.json"),
+        "--also",
+        str(shipped),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    with gzip.open(other, "rt") as f:
+        rows = [json.loads(line) for line in f]
+    assert sorted(r["method"] for r in rows) == sorted(f"{m}@copy" for m in METHODS)
+    # The same table by another path replays the same studies.
+    with gzip.open(shipped, "rt") as f:
+        before = {r["method"]: r for r in map(json.loads, f)}
+    for r in rows:
+        assert r["spent"] == before[r["method"].removesuffix("@copy")]["spent"]
+    # Each file's rows table under their own name, side by side.
+    tables = {}
+    for method in (METHODS[1], f"{METHODS[1]}@copy"):
+        shown = _run(
+            tmp_path, "--out", str(other), "--also", str(shipped), "--table-only", "--method-table", method
+        )
+        assert shown.returncode == 0, shown.stderr[-2000:]
+        (row,) = [line for line in shown.stdout.splitlines() if line.startswith(f"| {WORKLOAD} (")]
+        tables[method] = row
+    assert len(set(tables.values())) == 1
+    again = _run(tmp_path, "--out", str(other), "--method-suffix", "@copy")
+    assert "0 studies to run" in again.stderr
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
 def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_path: Path) -> None:
     out = tmp_path / "confirm.jsonl.gz"
     plain = _run(tmp_path, "--out", str(out))
