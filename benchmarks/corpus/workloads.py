@@ -2197,17 +2197,7 @@ class CTCAlignment(_Tabular):
         return {"val_ctc": self.loss(model, (self.x_val, self.y_val)).item()}
 
     def build_model(self) -> nn.Module:
-        return _FrameTagger(self.symbols + 1, 24)
-
-
-class _FrameTagger(nn.Module):
-    def __init__(self, classes: int, width: int) -> None:
-        super().__init__()
-        self.gru = nn.GRU(classes, width, batch_first=True, bidirectional=True)
-        self.head = nn.Linear(2 * width, classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.gru(x)[0])
+        return _BiGRUTagger(self.symbols + 1, 24, self.symbols + 1)
 
 
 class HingeMargin(_Tabular):
