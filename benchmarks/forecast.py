@@ -38,6 +38,9 @@ Usage::
     python benchmarks/forecast.py --write-calibration convtune/curves/calibration.json
     python benchmarks/forecast.py --data benchmarks/data/corpus \
         --write-heldout-calibrations benchmarks/data/calibrations_heldout   # one per replay fold
+    python benchmarks/forecast.py --data DIR ... --no-home \
+        --calibration convtune/curves/calibration.json          # one fixed table, as a user gets it
+    python benchmarks/forecast.py --data DIR ... --fold-by-data [--report DIR ...]   # folders held out whole
 """
 
 from __future__ import annotations
