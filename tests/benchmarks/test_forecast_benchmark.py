@@ -32,6 +32,11 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
+def _convtune_rows(text: str, workload: str) -> list[str]:
+    # Every column but the last, CPU ms per call.
+    return [r.rsplit(" | ", 1)[0] for r in text.splitlines() if r.startswith(f"| {workload} | convtune | ")]
+
+
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
 def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calibration(
     tmp_path: Path,
@@ -121,22 +126,10 @@ def test_tables_per_data_reports_each_folder_apart_from_one_held_out_run(tmp_pat
         r"\| [^|]+ \| \d of 2 \|", sections[1]
     )
 
-    # Each workload is still calibrated on all the others: its row is the one the joint table gives
-    # (but for the last column, CPU ms per call).
-    def rows(text: str, workload: str) -> list[str]:
-        return [
-            r.rsplit(" | ", 1)[0] for r in text.splitlines() if r.startswith(f"| {workload} | convtune | ")
-        ]
-
+    # Each workload is still calibrated on all the others: its row is the one the joint table gives.
     for workload in WORKLOADS:
-        assert rows(together.stdout, workload) and rows(apart.stdout, workload) == rows(
-            together.stdout, workload
-        )
-
-
-def _convtune_rows(text: str, workload: str) -> list[str]:
-    # Every column but the last, CPU ms per call.
-    return [r.rsplit(" | ", 1)[0] for r in text.splitlines() if r.startswith(f"| {workload} | convtune | ")]
+        joint = _convtune_rows(together.stdout, workload)
+        assert joint and _convtune_rows(apart.stdout, workload) == joint
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
