@@ -55,6 +55,7 @@ import pickle
 import statistics
 import sys
 import time
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -75,7 +76,7 @@ from convtune.curves._calibration import (
     fit_threshold,
 )
 from convtune.curves._forecast import Forecast, RawForecast, point_estimate, raw_forecast
-from convtune.curves._reach import CurveSummary, ReachModel, reach_features
+from convtune.curves._reach import CurveSummary, ReachModel, reach_features, within_features
 from convtune.curves._references import PLATEAU_NOISE, ReferenceRun
 from convtune.curves._references import moved as moved_noise_units
 
@@ -412,7 +413,7 @@ def calibration_costs(case: Case) -> np.ndarray:
 
 
 def fit_calibration(
-    cases: list[Case], method: str, fitted_on: list[str], with_reach: bool = True
+    cases: list[Case], method: str, fitted_on: list[str], with_reach: bool = True, with_within: bool = False
 ) -> CrossingCalibration:
     keys, raw, outcome, names = [], [], [], []
     for case in cases:
@@ -432,6 +433,7 @@ def fit_calibration(
     cal = replace(cal, reach=fit_reach_models(cases, method) if with_reach else {})
     blown = [math.isfinite(c.truth) for c in cases if c.raw[method].blew_up]
     cal = replace(cal, blow_up=fit_blow_up(blown))
+    cal = replace(cal, within=fit_within_models(cases, method) if with_within else {})
     cal = replace(cal, blends=fit_blends(cases, method, cal))
     return replace(cal, thresholds=fit_thresholds(cases, method, cal))
 
@@ -463,6 +465,42 @@ def fit_reach_models(cases: list[Case], method: str) -> dict[str, ReachModel]:
     return models
 
 
+def fitting_references(case: Case) -> list[ReferenceRun]:
+    """A random number (0 to all) of the case's references, drawn once per case: a study's
+    forecasts are made with anywhere from none to many finished runs, so the within-the-run model
+    is fitted (and its blends and thresholds chosen) on forecasts told that many."""
+    seed = [
+        zlib.crc32(case.workload.encode()),
+        case.target_index,
+        int(round(case.cut * 1000)),
+        int(case.c_last),
+    ]
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(0, len(case.references) + 1))
+    return [case.references[int(i)] for i in rng.permutation(len(case.references))[:k]]
+
+
+def fit_within_models(cases: list[Case], method: str) -> dict[str, ReachModel]:
+    """Per situation, the within-the-run model (check R, docs/benchmarks.md): "crossed by the
+    planned end" from :func:`convtune.curves._reach.within_features`, each case told
+    :func:`fitting_references`, each workload weighing the same."""
+    rows: dict[str, list[tuple[str, np.ndarray, float]]] = defaultdict(list)
+    for case in cases:
+        r = case.raw[method]
+        if r.final is not None or r.summary is None or not case.horizon > case.c_last:
+            continue
+        x = within_features(r.summary, float(r.cdf(case.horizon)), case.horizon, fitting_references(case))
+        rows[r.key].append((case.workload, x, float(case.truth <= case.horizon)))
+    models: dict[str, ReachModel] = {}
+    for key, recs in rows.items():
+        y = np.array([rec[2] for rec in recs])
+        if len(recs) < 50 or y.min() == y.max():
+            continue
+        weight = equal_workloads([rec[0] for rec in recs])
+        models[key] = ReachModel.fit(np.array([rec[1] for rec in recs]), y, weight)
+    return models
+
+
 def fit_blends(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, tuple[float, float]]:
     """Per situation (and pooled per head), the blend of :func:`fit_blend`, on the fitting cases
     that reach later in their planned run."""
@@ -471,7 +509,7 @@ def fit_blends(cases: list[Case], method: str, cal: CrossingCalibration) -> dict
         r = case.raw[method]
         if r.final is not None or not math.isfinite(case.truth):
             continue
-        f = r.calibrated(cal)
+        f = r.calibrated(cal, references=fitting_references(case) if cal.within else ())
         rec = (
             case.workload,
             r.estimates_given_reach(np.asarray(f.cdf_costs), np.asarray(f.cdf_probs), f.probability),
@@ -510,7 +548,7 @@ def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> 
         r = case.raw[method]
         if r.final is not None or not math.isfinite(case.truth):
             continue
-        f = r.calibrated(cal)
+        f = r.calibrated(cal, references=fitting_references(case) if cal.within else ())
         given_reach = given_reach_estimate(r, f, cal)
         records.append(
             (
@@ -626,6 +664,11 @@ def score(cases: list[Case], method: str) -> dict[str, float]:
         out["prob_gap"] = max_gap([f.probability for f in fc], [float(c.truth <= c.horizon) for c in cases])
         bp, bo = before_pairs(cases, method)
         out["before_gap"] = max_gap(bp, bo)
+        reached = [float(c.truth <= c.horizon) for c in cases]
+        if 0 < sum(reached) < len(reached):
+            from sklearn.metrics import roc_auc_score
+
+            out["auc"] = float(roc_auc_score(reached, [f.probability for f in fc]))
         # Both stages: the raw one (kept in the cache with its time) and the calibrated one.
         ms = [c.raw_ms[base] + c.calibrated_ms.get(method, 0.0) for c in cases]
         out["ms"] = statistics.median(ms) if cases else math.nan
@@ -655,6 +698,7 @@ def run_benchmark(
     *,
     calibration: CrossingCalibration | None = None,
     fold_of: Mapping[str, str] | None = None,
+    with_within: bool = False,
 ) -> tuple[dict[str, Any], list[Case]]:
     """Score ``reported`` workloads, each with a calibration fitted on the loaded workloads outside
     its fold (by default the fold is the workload itself: leave-one-workload-out; ``fold_of`` maps
@@ -676,7 +720,10 @@ def run_benchmark(
         else:
             fitted_on = [name for name in cases_by if fold[name] != fold[held]]
             train = [c for name in fitted_on for c in cases_by[name]]
-            cals = {method: fit_calibration(train, method, fitted_on, with_reach) for method in CALIBRATED}
+            cals = {
+                method: fit_calibration(train, method, fitted_on, with_reach, with_within)
+                for method in CALIBRATED
+            }
             fitted[fold[held]] = cals
         for method in (*CALIBRATED, *WITH_REFERENCES):
             base = WITH_REFERENCES.get(method, method)
@@ -972,10 +1019,10 @@ def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tu
     return "\n".join(out)
 
 
-def write_calibration(cases: list[Case], fitted_on: list[str], path: Path) -> None:
+def write_calibration(cases: list[Case], fitted_on: list[str], path: Path, with_within: bool = False) -> None:
     """Fit the shipped calibration's two heads (schedule-aware, blind) on ``cases`` and write it."""
-    cal = fit_calibration(cases, "convtune", fitted_on)
-    blind = fit_calibration(cases, "convtune-blind", [])
+    cal = fit_calibration(cases, "convtune", fitted_on, with_within=with_within)
+    blind = fit_calibration(cases, "convtune-blind", [], with_within=with_within)
     maps = dict(cal.maps)
     maps.update({k: v for k, v in blind.maps.items() if k.startswith("blind")})
     thresholds = {k: v for k, v in cal.thresholds.items() if k.startswith("sched")}
@@ -984,8 +1031,10 @@ def write_calibration(cases: list[Case], fitted_on: list[str], path: Path) -> No
     blends.update({k: v for k, v in blind.blends.items() if k.startswith("blind")})
     reach = {k: v for k, v in cal.reach.items() if k.startswith("sched")}
     reach.update({k: v for k, v in blind.reach.items() if k.startswith("blind")})
+    within = {k: v for k, v in cal.within.items() if k.startswith("sched")}
+    within.update({k: v for k, v in blind.within.items() if k.startswith("blind")})
     # A blow-up is called from the values alone, so both fits see the same ones.
-    CrossingCalibration(maps, cal.fitted_on, thresholds, blends, reach, cal.blow_up).save(path)
+    CrossingCalibration(maps, cal.fitted_on, thresholds, blends, reach, cal.blow_up, within).save(path)
     print(f"wrote {path}", file=sys.stderr)
 
 
@@ -1060,6 +1109,20 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="calibrate with the isotonic maps alone (to see what the reach model adds)",
     )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write every held-out workload's scores (per cut and forecaster, with the ROC AUC "
+        "of `probability` for the calibrated ones) here, one record per line",
+    )
+    parser.add_argument(
+        "--within",
+        action="store_true",
+        help="also fit within-the-run models (check R: 'crossed by the planned end' from the curve "
+        "and the study's finished runs) into every calibration fitted or written",
+    )
     args = parser.parse_args(argv)
     data = args.data if args.data is not None else DEFAULT_DATA
     workloads = load_all(data, home=not args.no_home, max_runs=args.max_runs)
@@ -1070,7 +1133,7 @@ def main(argv: list[str] | None = None) -> int:
         cases = [c for w in workloads for c in build_cases(w, cuts, progress=True)]
         save_cache(cache)
         if args.write_calibration is not None:
-            write_calibration(cases, [w.name for w in workloads], args.write_calibration)
+            write_calibration(cases, [w.name for w in workloads], args.write_calibration, args.within)
         if args.write_heldout_calibrations is not None:
             args.write_heldout_calibrations.mkdir(parents=True, exist_ok=True)
             for held in (w.name for w in workloads if not w.home):
@@ -1078,7 +1141,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 fit_on = [w.name for w in workloads if w.name != held]
                 kept = [c for c in cases if c.workload != held]
-                write_calibration(kept, fit_on, args.write_heldout_calibrations / f"{held}.json")
+                write_calibration(kept, fit_on, args.write_heldout_calibrations / f"{held}.json", args.within)
         return 0
     names = [w.name for w in workloads if not w.home or args.dev_home]
     if args.report is not None:
@@ -1092,7 +1155,13 @@ def main(argv: list[str] | None = None) -> int:
         names = [n for n in names if n not in fixed.fitted_on]
     fold_of = {w.name: w.source or w.name for w in workloads} if args.fold_by_data else None
     results, held = run_benchmark(
-        workloads, cuts, names, not args.no_reach_model, calibration=fixed, fold_of=fold_of
+        workloads,
+        cuts,
+        names,
+        not args.no_reach_model,
+        calibration=fixed,
+        fold_of=fold_of,
+        with_within=args.within,
     )
     if not names:
         print("no held-out workloads (only home data): nothing to report", file=sys.stderr)
@@ -1111,6 +1180,9 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.markdown is not None:
         args.markdown.write_text(text + "\n")
+    if args.json is not None:
+        records = [{"workload": w, "cut": cut, "method": m, **v} for (w, cut, m), v in results.items()]
+        args.json.write_text("".join(json.dumps(r) + "\n" for r in records))
     return 0
 
 

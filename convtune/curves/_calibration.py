@@ -109,6 +109,15 @@ class CrossingCalibration:
     # The share of curves called blown up (improved, then ended twice above their start) that
     # still reached within their planned run; None: not measured (a blow-up is then "diverged").
     blow_up: float | None = None
+    # Per situation, the within-the-run model (:func:`convtune.curves._reach.within_features`):
+    # "crossed by the planned end" from the curve and the study's finished runs. Empty: the
+    # maps alone give ``probability`` (docs/benchmarks.md, check R).
+    within: Mapping[str, ReachModel] = field(default_factory=dict)
+
+    def within_model(self, key: str) -> ReachModel | None:
+        """The within-the-run model of situation ``key``, looked up like :meth:`threshold`;
+        ``None`` when none was fitted."""
+        return _lookup(self.within, key, None)
 
     def reach_model(self, key: str) -> ReachModel | None:
         """The "crossed by t" model of situation ``key`` (:mod:`convtune.curves._reach`), looked
@@ -154,6 +163,7 @@ class CrossingCalibration:
             "ahead_edges": list(AHEAD_EDGES),
             "reach": {k: m.to_dict() for k, m in sorted(self.reach.items())},
             "blow_up": None if self.blow_up is None else round(float(self.blow_up), 4),
+            **({"within": {k: m.to_dict() for k, m in sorted(self.within.items())}} if self.within else {}),
             "maps": {
                 k: {"x": [round(float(a), 5) for a in x], "y": [round(float(b), 5) for b in y]}
                 for k, (x, y) in sorted(self.maps.items())
@@ -169,6 +179,7 @@ class CrossingCalibration:
         thresholds = {str(k): float(v) for k, v in data.get("thresholds", {}).items()}
         blends = {str(k): _as_blend(v) for k, v in data.get("blends", {}).items()}
         reach = {str(k): ReachModel.from_dict(v) for k, v in data.get("reach", {}).items()}
+        within = {str(k): ReachModel.from_dict(v) for k, v in data.get("within", {}).items()}
         blow_up = data.get("blow_up")
         return cls(
             maps,
@@ -177,6 +188,7 @@ class CrossingCalibration:
             blends,
             reach,
             None if blow_up is None else float(blow_up),
+            within,
         )
 
     def save(self, path: str | Path) -> None:

@@ -42,7 +42,7 @@ from convtune.curves._models import (
     sample_params,
 )
 from convtune.curves._prior import CurvePrior
-from convtune.curves._reach import CurveSummary, _two_point_crossing, reach_features
+from convtune.curves._reach import CurveSummary, _two_point_crossing, reach_features, within_features
 from convtune.curves._references import ReferenceRun, mix_crossings, plateau_crossings
 from convtune.curves._schedule import LRSchedule
 
@@ -431,6 +431,7 @@ class RawForecast:
         if reach_max_lowering is not None and math.isfinite(reach_max_lowering):
             probs = np.maximum(probs, mapped / reach_max_lowering)
         probs[0] = 0.0
+        probs = self._within_the_run(costs, probs, cal, references)
         if references and self.summary is not None:
             matched = plateau_crossings(self.summary.c, self.summary.y, references, self.horizon)
             if matched is not None:
@@ -495,6 +496,32 @@ class RawForecast:
             cdf_costs=(float(self.c_last), float(self.horizon)),
             cdf_probs=(0.0, float(rate)),
         )
+
+    def _within_the_run(
+        self,
+        costs: np.ndarray,
+        probs: np.ndarray,
+        cal: CrossingCalibration,
+        references: Sequence[ReferenceRun],
+    ) -> np.ndarray:
+        """``probs`` scaled so that ``P(crossed by the planned end)`` is the calibration's
+        within-the-run model's (:func:`convtune.curves._reach.within_features`), kept within
+        :data:`convtune.curves._reach.WITHIN_MAX_FACTOR` of the maps'. Unchanged without a model,
+        a horizon still ahead, or a chance left by the maps and reach caps."""
+        model = cal.within_model(self.key)
+        if model is None or self.summary is None or self.horizon is None or not self.horizon > self.c_last:
+            return probs
+        by_end = (
+            float(np.interp(self.horizon, costs, probs)) if costs[-1] >= self.horizon else float(probs[-1])
+        )
+        if not by_end > 0:
+            return probs
+        x = within_features(self.summary, float(self.cdf(self.horizon)), self.horizon, references)
+        factor = _reach.WITHIN_MAX_FACTOR
+        p = min(max(model.probability(x), by_end / factor), by_end * factor, 1.0)
+        scaled = np.minimum(probs * (p / by_end), 1.0)
+        scaled[0] = 0.0
+        return np.maximum.accumulate(scaled)
 
     def _reach_caps(self, costs: np.ndarray, cal: CrossingCalibration) -> np.ndarray:
         """Upper bounds on ``P(crossed by t)`` at each knot from the calibration's reach model.

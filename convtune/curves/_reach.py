@@ -57,12 +57,29 @@ SCHEDULE_FEATURES = (
     "lr_area_ahead",  # log1p(LR area from now to t / LR area so far)
     "lr_drop",  # log(lowest LR between now and t / LR now)
 )
+# What the study's finished runs say of a curve at its last cost (the within-the-run model only).
+REFERENCE_FEATURES = (
+    "worse_reached",  # log-odds of "reached" among finished runs that stood no better at this cost
+    "better_failed",  # log-odds of "did not reach" among those that stood better
+    "n_worse",  # log1p(how many stood no better)
+    "n_better",  # log1p(how many stood better)
+)
+# How many times above or below the maps' probability the within-the-run model may put it: a
+# model fitted on many workloads claimed near-certainty on smooth curves unlike them (checks C
+# and Z, docs/benchmarks.md), so it may move a forecast, not overrule it.
+WITHIN_MAX_FACTOR = 10.0
 _CLIP = 5.0
 _TREND_POINTS = 4
 
 
 def feature_names(schedule_known: bool) -> tuple[str, ...]:
     return FEATURES + SCHEDULE_FEATURES if schedule_known else FEATURES
+
+
+def within_feature_names(schedule_known: bool) -> tuple[str, ...]:
+    """The features of the within-the-run model: :func:`feature_names` at the horizon, then
+    :data:`REFERENCE_FEATURES`."""
+    return feature_names(schedule_known) + REFERENCE_FEATURES
 
 
 @dataclass(frozen=True)
@@ -129,6 +146,57 @@ def reach_features(summary: CurveSummary, raw_share: float, t: float) -> np.ndar
     if summary.schedule is not None:
         x += _schedule_features(summary.schedule, c_last, t)
     return np.clip(np.nan_to_num(np.array(x, dtype=float), nan=0.0), -_CLIP, _CLIP)
+
+
+def reference_features(summary: CurveSummary, references: Sequence[Any], horizon: float) -> np.ndarray:
+    """:data:`REFERENCE_FEATURES` of a curve prefix against the study's finished runs.
+
+    ``references`` are :class:`convtune.curves.ReferenceRun` (duck-typed: ``c``, ``y``,
+    ``crossing``, ``observed_to``, oriented lower-is-better like ``summary``). A run counts
+    when its outcome by ``horizon`` is known (recorded to it, or diverged) and it had not
+    reached by this prefix's last cost; it stood *no better* when its best by that cost is at
+    least this prefix's best. Half a count is added to each share, so no runs give 0 (even odds)
+    and one run cannot say "certainly".
+
+    Example:
+        >>> s = CurveSummary.of([1, 2], [1.0, 0.8], "loss<=0.5", horizon=4)
+        >>> from convtune.curves import ReferenceRun
+        >>> worse = ReferenceRun.of([1, 2, 3, 4], [1.0, 0.9, 0.6, 0.4], "loss<=0.5")
+        >>> [round(float(v), 3) for v in reference_features(s, [worse], 4.0)]
+        [1.099, 0.0, 0.693, 0.0]
+    """
+    if not summary.y.size:
+        return np.zeros(len(REFERENCE_FEATURES))
+    c_last = summary.c_last
+    best = float(np.min(summary.y))
+    counts = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
+    for ref in references:
+        if ref.crossing <= c_last or not ref.observed_to >= horizon:
+            continue
+        seen = ref.y[ref.c <= c_last]
+        if not seen.size:
+            continue
+        counts[(float(np.min(seen)) >= best, bool(ref.crossing <= horizon))] += 1
+    worse_reached, worse_failed = counts[(True, True)], counts[(True, False)]
+    better_reached, better_failed = counts[(False, True)], counts[(False, False)]
+    return np.array(
+        [
+            math.log((worse_reached + 0.5) / (worse_failed + 0.5)),
+            math.log((better_failed + 0.5) / (better_reached + 0.5)),
+            math.log1p(worse_reached + worse_failed),
+            math.log1p(better_reached + better_failed),
+        ]
+    )
+
+
+def within_features(
+    summary: CurveSummary, raw_share: float, horizon: float, references: Sequence[Any] = ()
+) -> np.ndarray:
+    """The feature vector of "crossed by the planned end" (:func:`within_feature_names`)."""
+    x = np.concatenate(
+        (reach_features(summary, raw_share, horizon), reference_features(summary, references, horizon))
+    )
+    return np.clip(x, -_CLIP, _CLIP)
 
 
 def _shape(c: np.ndarray, y: np.ndarray, y_target: float) -> tuple[float, float, float, float, float]:

@@ -7,16 +7,19 @@ command writes a calibration that convtune loads.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from convtune.curves import CrossingCalibration
 from convtune.curves._calibration import BLEND_GRID
+from convtune.curves._reach import REFERENCE_FEATURES, within_feature_names
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "benchmarks" / "data" / "corpus"
@@ -169,3 +172,32 @@ def test_a_fixed_calibration_and_folds_by_data_score_as_the_fits_they_stand_for(
         rows = _convtune_rows(fixed.stdout, workload)
         assert rows and rows == _convtune_rows(by_data.stdout, workload)
         assert rows != _convtune_rows(by_workload.stdout, workload)
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_within_fits_and_writes_within_the_run_models_that_a_fixed_table_then_applies(tmp_path: Path) -> None:
+    plain, within = tmp_path / "plain.json", tmp_path / "within.json"
+    for path, extra in ((plain, ()), (within, ("--within",))):
+        done = _run(tmp_path, *extra, "--write-calibration", str(path))
+        assert done.returncode == 0, done.stderr[-2000:]
+    without, cal = CrossingCalibration.load(plain), CrossingCalibration.load(within)
+    assert not without.within and "within" not in json.loads(plain.read_text())
+    # The maps and reach models do not depend on the within-the-run models; what reads forecasts does.
+    assert cal.maps.keys() == without.maps.keys() and cal.reach.keys() == without.reach.keys()
+    for key in ("sched:1", "blind:1"):
+        model = cal.within_model(key)
+        assert model is not None and model.coef.size == len(within_feature_names(key.startswith("sched")))
+        assert np.any(model.coef[-len(REFERENCE_FEATURES) :] != 0)  # the finished runs are read
+    # A fixed table applies them: a workload neither was fitted on scores differently under each.
+    other = "moons_accuracy"
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "forecast.py"), "--no-home", "--max-runs", "12"]
+    cmd += ["--cuts", "0.25", "--data", str(CORPUS / f"{other}.jsonl.gz"), "--calibration"]
+    rows = []
+    for path in (plain, within):
+        done = subprocess.run(
+            [*cmd, str(path)], env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        rows.append(_convtune_rows(done.stdout, other))
+    assert rows[0] and rows[1] and rows[0] != rows[1]
