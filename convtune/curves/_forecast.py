@@ -43,7 +43,7 @@ from convtune.curves._models import (
 )
 from convtune.curves._prior import CurvePrior
 from convtune.curves._reach import CurveSummary, _two_point_crossing, reach_features, within_features
-from convtune.curves._references import ReferenceRun, mix_crossings, plateau_crossings
+from convtune.curves._references import PLATEAU_NOISE, ReferenceRun, mix_crossings, moved, plateau_crossings
 from convtune.curves._schedule import LRSchedule
 
 _N_DRAWS = 240
@@ -506,8 +506,16 @@ class RawForecast:
     ) -> np.ndarray:
         """``probs`` scaled so that ``P(crossed by the planned end)`` is the calibration's
         within-the-run model's (:func:`convtune.curves._reach.within_features`), kept within
-        :data:`convtune.curves._reach.WITHIN_MAX_FACTOR` of the maps'. Unchanged without a model,
-        a horizon still ahead, or a chance left by the maps and reach caps."""
+        :data:`convtune.curves._reach.WITHIN_MAX_FACTOR` of the maps'.
+
+        Only where at least one of the study's finished runs counts (its outcome by the planned
+        end known, not crossed by this curve's last cost): from the curve alone the model called
+        steadily improving synthetic curves "never" (check R, docs/benchmarks.md), so without
+        that evidence the maps speak. Not on a plateau prefix either: there the runs that stood
+        on one too are blended in (:func:`convtune.curves._references.plateau_crossings`), and the
+        model, reading all runs, raised a forecast whose plateau references had all failed.
+        Unchanged also without a model, a horizon still ahead, or a chance left by the maps and
+        reach caps."""
         model = cal.within_model(self.key)
         if model is None or self.summary is None or self.horizon is None or not self.horizon > self.c_last:
             return probs
@@ -517,6 +525,10 @@ class RawForecast:
         if not by_end > 0:
             return probs
         x = within_features(self.summary, float(self.cdf(self.horizon)), self.horizon, references)
+        if not np.any(x[-2:] > 0):  # n_worse, n_better: no finished run counts
+            return probs
+        if not moved(self.summary.y) >= PLATEAU_NOISE:
+            return probs  # a plateau: the runs that stood on one too speak (plateau_crossings)
         factor = _reach.WITHIN_MAX_FACTOR
         p = min(max(model.probability(x), by_end / factor), by_end * factor, 1.0)
         scaled = np.minimum(probs * (p / by_end), 1.0)
