@@ -324,7 +324,10 @@ class ReachModel:
         w = w * (y.size / max(float(np.sum(w)), 1e-300))
         mean = x.mean(axis=0)
         scale = x.std(axis=0)
-        scale[scale == 0] = 1.0
+        # A feature constant in the fitting data (the share of the run seen, within one situation,
+        # where every recorded run was cut at the same share) keeps scale 1 and gets no weight; a
+        # spread of float noise (1e-9) would be rounded to 0 in the JSON and divide by it.
+        scale[scale <= 1e-6 * np.maximum(1.0, np.abs(mean))] = 1.0
         model = LogisticRegression(C=strength, max_iter=2000).fit((x - mean) / scale, y, sample_weight=w)
         return cls(mean, scale, model.coef_[0].copy(), float(model.intercept_[0]))
 

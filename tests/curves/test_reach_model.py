@@ -132,3 +132,17 @@ def test_features_of_degenerate_prefixes_are_finite() -> None:
         summary = CurveSummary.of(c, y, TARGET, schedule(), HORIZON)
         x = reach_features(summary, 0.0, HORIZON)
         assert x.shape == (len(feature_names(True)),) and np.all(np.isfinite(x))
+
+
+def test_a_feature_constant_but_for_float_noise_gets_no_weight_and_survives_json() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 2))
+    x[:, 1] = np.log(4.0) + rng.normal(0.0, 1e-12, 300)  # the same share of the run seen in every record
+    y = (x[:, 0] + rng.normal(0.0, 0.5, 300) > 0).astype(float)
+    model = ReachModel.fit(x, y)
+    assert model.scale[1] == 1.0
+    back = ReachModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    # Another share seen at run time moves nothing: the fit could not have learned from it.
+    for shifted in (np.log(2.0), np.log(8.0)):
+        p = back.probability(np.array([0.3, shifted]))
+        assert math.isfinite(p) and abs(p - back.probability(np.array([0.3, np.log(4.0)]))) < 0.02
