@@ -691,6 +691,32 @@ _FRESH20 = (
         "from the image and its mask; val PSNR of the filled squares in dB",
     ),
 )  # fmt: skip
+_FRESH21 = (
+    CorpusWorkload(
+        "deeponet_antiderivative", wl.DeepONetAntiderivative, "operator learning, DeepONet", "val_rel_l2",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="branch MLP on 32 sensor values of a random 4-mode Fourier function, trunk MLP on 16 query "
+        "points, their dot product the antiderivative; val relative L2 error over 1,000 fixed functions",
+    ),
+    CorpusWorkload(
+        "life_next_step", wl.LifeNextStep, "cellular automaton rule, convolutional network", "val_cell_error",
+        "minimize", (0.0, 1.0), 24576, 1024, 2e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="circular 3x3 convolution to 8 channels then two 1x1 convolutions predicting one step of "
+        "Conway's Game of Life on 10x10 toroidal boards; val cell error over 500 fixed boards",
+    ),
+    CorpusWorkload(
+        "brier_multiclass", wl.BrierMulticlass, "probabilistic classification, Brier score", "val_brier",
+        "minimize", (0.0, 2.0), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 20-64-64-5 on five classes of sklearn make_classification with 5% flipped labels; val "
+        "Brier score over 1,000 fixed points",
+    ),
+    CorpusWorkload(
+        "chirp_keywords", wl.ChirpKeywords, "keyword spotting on spectrograms, 2D CNN", "val_error",
+        "minimize", (0.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="two 3x3 convolutions (8, 16 channels), averaged, linear, on log spectrograms of six kinds "
+        "of synthetic chirps and tones in noise; val error over 1,000 fixed sounds",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -712,6 +738,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     18: tuple(w.name for w in _FRESH18),
     19: tuple(w.name for w in _FRESH19),
     20: tuple(w.name for w in _FRESH20),
+    21: tuple(w.name for w in _FRESH21),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -738,6 +765,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH18,
         _FRESH19,
         _FRESH20,
+        _FRESH21,
     )
     for w in batch
 }
