@@ -444,6 +444,19 @@ def equal_workloads(names: Sequence[str]) -> np.ndarray:
     return np.array([1.0 / count[n] for n in names])
 
 
+def fit_per_situation(rows: Mapping[str, list[tuple[str, np.ndarray, float]]]) -> dict[str, ReachModel]:
+    """A :class:`ReachModel` per situation from its (workload, features, outcome) records, each
+    workload weighing the same; none where fewer than 50 records or one outcome only."""
+    models: dict[str, ReachModel] = {}
+    for key, recs in rows.items():
+        y = np.array([rec[2] for rec in recs])
+        if len(recs) < 50 or y.min() == y.max():
+            continue
+        weight = equal_workloads([rec[0] for rec in recs])
+        models[key] = ReachModel.fit(np.array([rec[1] for rec in recs]), y, weight)
+    return models
+
+
 def fit_reach_models(cases: list[Case], method: str) -> dict[str, ReachModel]:
     """Per situation, the "crossed by t" model of :mod:`convtune.curves._reach`, on the same
     (forecast, cost) records as the maps, each workload weighing the same."""
@@ -455,14 +468,7 @@ def fit_reach_models(cases: list[Case], method: str) -> dict[str, ReachModel]:
         for t in calibration_costs(case):
             x = reach_features(r.summary, float(r.cdf(t)), float(t))
             rows[r.key].append((case.workload, x, float(case.truth <= t)))
-    models: dict[str, ReachModel] = {}
-    for key, recs in rows.items():
-        y = np.array([rec[2] for rec in recs])
-        if len(recs) < 50 or y.min() == y.max():
-            continue
-        weight = equal_workloads([rec[0] for rec in recs])
-        models[key] = ReachModel.fit(np.array([rec[1] for rec in recs]), y, weight)
-    return models
+    return fit_per_situation(rows)
 
 
 def fitting_references(case: Case) -> list[ReferenceRun]:
@@ -491,14 +497,7 @@ def fit_within_models(cases: list[Case], method: str) -> dict[str, ReachModel]:
             continue
         x = within_features(r.summary, float(r.cdf(case.horizon)), case.horizon, fitting_references(case))
         rows[r.key].append((case.workload, x, float(case.truth <= case.horizon)))
-    models: dict[str, ReachModel] = {}
-    for key, recs in rows.items():
-        y = np.array([rec[2] for rec in recs])
-        if len(recs) < 50 or y.min() == y.max():
-            continue
-        weight = equal_workloads([rec[0] for rec in recs])
-        models[key] = ReachModel.fit(np.array([rec[1] for rec in recs]), y, weight)
-    return models
+    return fit_per_situation(rows)
 
 
 def fit_blends(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, tuple[float, float]]:
