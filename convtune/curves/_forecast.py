@@ -398,7 +398,9 @@ class RawForecast:
         table). ``reach_max_lowering`` bounds how many times below the maps' probability a reach
         model may push it (default :data:`convtune.curves._reach.MAX_LOWERING`; ``inf``: no
         bound). ``references``: finished runs of the same study; on a plateau prefix, where
-        those that stood on one too crossed is blended in (:mod:`convtune.curves._references`)."""
+        those that stood on one too crossed is blended in (:mod:`convtune.curves._references`);
+        elsewhere, where the calibration holds a within-the-run model, they set the chance of
+        crossing by the planned end (:meth:`_within_the_run`)."""
         cal = default_calibration() if calibration is None else calibration
         if reach_max_lowering is None:
             reach_max_lowering = _reach.MAX_LOWERING
@@ -813,7 +815,10 @@ def forecast_time_to_target(
     the curve alone cannot: on a plateau prefix (moved under 3 noise units), whether a drop is
     coming differs between workloads, so the crossings of the references that stood on a
     plateau at the same cost are blended into the distribution, the calibrated forecast
-    counting for 5 runs (:mod:`convtune.curves._references`). Moving prefixes are unchanged.
+    counting for 5 runs (:mod:`convtune.curves._references`). Moving prefixes are unchanged
+    unless ``calibration`` holds a within-the-run model (the shipped table does not; check R′,
+    docs/benchmarks.md): then the runs that stood worse or better at the same cost set the
+    chance of crossing by the planned end.
 
     Never raises on bad curves: with fewer than 3 usable points and no prior the forecast
     rests on calibration alone (wide, rarely "never"); non-finite values give ``diverged=True``
