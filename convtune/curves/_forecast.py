@@ -519,7 +519,9 @@ class RawForecast:
         Unchanged also without a model, a horizon still ahead, or a chance left by the maps and
         reach caps."""
         model = cal.within_model(self.key)
-        if model is None or self.summary is None or self.horizon is None or not self.horizon > self.c_last:
+        if not references or model is None or self.summary is None:
+            return probs
+        if self.horizon is None or not self.horizon > self.c_last:
             return probs
         by_end = (
             float(np.interp(self.horizon, costs, probs)) if costs[-1] >= self.horizon else float(probs[-1])
