@@ -660,14 +660,15 @@ def score(cases: list[Case], method: str) -> dict[str, float]:
         fc = [c.forecasts[method] for c in cases]
         cov = [f.low <= c.truth <= f.high for f, c in zip(fc, cases, strict=True) if math.isfinite(c.truth)]
         out["coverage"] = float(np.mean(cov)) if cov else math.nan
-        out["prob_gap"] = max_gap([f.probability for f in fc], [float(c.truth <= c.horizon) for c in cases])
+        probability = [f.probability for f in fc]
+        reached = [float(c.truth <= c.horizon) for c in cases]
+        out["prob_gap"] = max_gap(probability, reached)
         bp, bo = before_pairs(cases, method)
         out["before_gap"] = max_gap(bp, bo)
-        reached = [float(c.truth <= c.horizon) for c in cases]
         if 0 < sum(reached) < len(reached):
             from sklearn.metrics import roc_auc_score
 
-            out["auc"] = float(roc_auc_score(reached, [f.probability for f in fc]))
+            out["auc"] = float(roc_auc_score(reached, probability))
         # Both stages: the raw one (kept in the cache with its time) and the calibrated one.
         ms = [c.raw_ms[base] + c.calibrated_ms.get(method, 0.0) for c in cases]
         out["ms"] = statistics.median(ms) if cases else math.nan

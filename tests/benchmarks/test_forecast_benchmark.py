@@ -195,10 +195,21 @@ def test_within_fits_and_writes_within_the_run_models_that_a_fixed_table_then_ap
     cmd += ["--cuts", "0.25", "--data", str(CORPUS / f"{other}.jsonl.gz"), "--calibration"]
     rows = []
     for path in (plain, within):
+        scores = tmp_path / f"{path.stem}.jsonl"
         done = subprocess.run(
-            [*cmd, str(path)], env=env, capture_output=True, text=True, timeout=300, check=False
+            [*cmd, str(path), "--json", str(scores)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
         )
         assert done.returncode == 0, done.stderr[-2000:]
+        # --json: one record per (workload, cut, forecaster), the calibrated ones with their ROC AUC.
+        records = [json.loads(line) for line in scores.read_text().splitlines()]
+        assert {(r["workload"], r["cut"]) for r in records} == {(other, 0.25)}
+        refs = next(r for r in records if r["method"] == "convtune-refs")
+        assert 0.0 <= refs["auc"] <= 1.0 and "auc" not in next(r for r in records if r["method"] == "line2")
         rows.append((_convtune_rows(done.stdout, other), _convtune_rows(done.stdout, other, "convtune-refs")))
     (plain_rows, plain_refs), (within_rows, within_refs) = rows
     # Only forecasts told the study's finished runs change (check R'); those told none stay.
