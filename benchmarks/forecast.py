@@ -86,12 +86,15 @@ HOME = ("charlm", "digits")
 DEFAULT_DATA = [Path("/work/corpus_data"), HERE / "data" / "corpus"]
 CUTS = (0.10, 0.25, 0.50)
 REACH_SHARES = (0.35, 0.60)
-METHODS = ("convtune", "convtune-refs", "convtune-blind", "line2", "pow3", "2x")
+METHODS = ("convtune", "convtune-refs", "convtune-line", "convtune-blind", "line2", "pow3", "2x")
 CALIBRATED = ("convtune", "convtune-blind")
 # Forecasters that are a calibrated one's raw stage and calibration, told more: "convtune-refs"
 # also reads the finished runs of its study (``references``), here N_REFERENCES other runs of the
 # same workload drawn at random, standing in for a study's finished trials.
 WITH_REFERENCES = {"convtune-refs": "convtune"}
+# Forecasters that are a calibrated one's forecasts with the reach threshold moved per study
+# (check L, :func:`study_line`): "convtune-line" reads the same drawn runs' own forecasts.
+STUDY_LINE = {"convtune-line": "convtune"}
 N_REFERENCES = 10
 MIN_DECILE = 30
 
@@ -294,8 +297,11 @@ class Case:
     # have said, with ``called_at``); None where no threshold applies (already reached, diverged).
     given_reach: dict[str, float | None] = field(default_factory=dict)
     schedule_name: str = "?"
-    # Finished runs of the same workload (same target) a study-aware forecast may read.
+    # Finished runs of the same workload (same target) a study-aware forecast may read, and
+    # their indices among the workload's runs (``run_index``).
     references: list[ReferenceRun] = field(default_factory=list)
+    reference_ids: tuple[int, ...] = ()
+    run_index: int = -1
 
 
 # Raw forecasts are the slow part; the corpus grows while it is being recorded, so they are kept
@@ -385,6 +391,8 @@ def build_cases(w: Workload, cuts: tuple[float, ...], progress: bool = False) ->
                 case = Case(w.name, ti, cut, float(c[-1]) if c.size else 0.0, run.horizon, truth, others)
                 case.schedule_name = run.schedule_name
                 case.references = references
+                case.reference_ids = tuple(int(j) for j in drawn)
+                case.run_index = ri
                 for name, fn in BASELINES.items():
                     case.estimates[name] = fn(c, v, target)
                 for name in CALIBRATED:
@@ -538,6 +546,59 @@ def called_at(f: Forecast, threshold: float, given_reach: float) -> float:
     )
 
 
+def study_line(threshold: float, reached: Sequence[float], missed: Sequence[float]) -> float:
+    """The reach threshold ``threshold`` moved by a study's finished runs (check L): ``reached``
+    and ``missed`` are the probabilities the same forecaster gave, at the same share of their
+    own planned runs, to those that went on to reach within their run and to those that did not.
+
+    "Never" is not said below a probability at which one of the study's runs still reached
+    (under exchangeable runs a run that reaches then falls under the line with chance at most
+    ``1 / (len(reached) + 1)``); where the study's runs separate (every run that missed stood
+    lower than every run that reached), the line may rise to halfway between. With no run that
+    reached there is no evidence against the line, and it stays.
+
+    >>> study_line(0.27, [0.05, 0.6], [0.01])
+    0.05
+    >>> study_line(0.27, [0.6, 0.8], [0.4, 0.1])
+    0.5
+    >>> study_line(0.27, [], [0.4])
+    0.27
+    """
+    if not reached:
+        return threshold
+    lowest_reached = min(reached)
+    line = min(threshold, lowest_reached)
+    if missed and max(missed) < lowest_reached:
+        line = max(line, 0.5 * (max(missed) + lowest_reached))
+    return line
+
+
+def apply_study_line(cases: list[Case], method: str, cal: CrossingCalibration) -> None:
+    """Each case's ``STUDY_LINE`` forecast: its base forecast called at :func:`study_line` drawn
+    from its references' base forecasts at the same cut (those already at the target there say
+    nothing of a line and are left out)."""
+    base = STUDY_LINE[method]
+    by_run = {(c.workload, c.target_index, c.cut, c.run_index): c for c in cases}
+    for c in cases:
+        f, raw = c.forecasts[base], c.raw[base]
+        given_reach = c.given_reach.get(base)
+        if given_reach is None:  # already reached or blew up: no threshold applies
+            c.forecasts[method], c.given_reach[method] = f, None
+            continue
+        refs = [by_run.get((c.workload, c.target_index, c.cut, j)) for j in c.reference_ids]
+        refs = [r for r in refs if r is not None]
+        line = study_line(
+            cal.threshold(raw.key),
+            [r.forecasts[base].probability for r in refs if r.truth <= r.horizon],
+            [r.forecasts[base].probability for r in refs if not r.truth <= r.horizon],
+        )
+        estimate = called_at(f, line, given_reach)
+        c.forecasts[method] = replace(
+            f, estimate=estimate, low=min(f.low, estimate), high=max(f.high, estimate)
+        )
+        c.given_reach[method] = given_reach
+
+
 def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, float]:
     """Per situation (and pooled per head), the reach threshold of :func:`fit_threshold`: the
     largest under which at most 5% of the fitting cases that reach later (each workload weighing
@@ -655,8 +716,8 @@ def score(cases: list[Case], method: str) -> dict[str, float]:
         "not_within_called": float(np.mean(called)) if called else math.nan,
         "rank_acc": float(np.mean(ranks)) if ranks else math.nan,
     }
-    if method in CALIBRATED or method in WITH_REFERENCES:
-        base = WITH_REFERENCES.get(method, method)
+    if method in CALIBRATED or method in WITH_REFERENCES or method in STUDY_LINE:
+        base = {**WITH_REFERENCES, **STUDY_LINE}.get(method, method)
         fc = [c.forecasts[method] for c in cases]
         cov = [f.low <= c.truth <= f.high for f, c in zip(fc, cases, strict=True) if math.isfinite(c.truth)]
         out["coverage"] = float(np.mean(cov)) if cov else math.nan
@@ -735,6 +796,8 @@ def run_benchmark(
                 c.calibrated_ms[method] = 1e3 * (time.process_time() - t0)
                 raw, f = c.raw[base], c.forecasts[method]
                 c.given_reach[method] = given_reach_estimate(raw, f, cal) if raw.final is None else None
+        for method, base in STUDY_LINE.items():
+            apply_study_line(cases_by[held], method, cals[base])
         for cut in cuts:
             at = [c for c in cases_by[held] if c.cut == cut]
             for method in METHODS:
@@ -927,6 +990,13 @@ def goals_table(
             "≥ 80% of non-reaching runs called so",
             lambda n, c: results[(n, c, method)]["not_within_called"] >= 0.8,
         ),
+        (
+            "both of the two above",
+            lambda n, c: (
+                results[(n, c, method)]["never"] <= 0.05
+                and results[(n, c, method)]["not_within_called"] >= 0.8
+            ),
+        ),
         ("80% interval covers 70–90%", lambda n, c: 0.7 <= results[(n, c, method)]["coverage"] <= 0.9),
         (
             "`probability` within ±0.1 in every decile (≥ 30 cases)",
@@ -994,6 +1064,7 @@ def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tu
     out += by_schedule(held, cuts)
     out += goals_table(results, names, cuts)
     out += goals_table(results, names, cuts, "convtune-refs")
+    out += goals_table(results, names, cuts, "convtune-line")
     out += threshold_tradeoff(held, names, cuts, "convtune")
     out += by_moved(held, names, cuts, "convtune")
     out += by_moved(held, names, cuts, "convtune-refs")

@@ -12,7 +12,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -71,8 +73,14 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
     assert all(0 <= float(p) <= 1 and 0 <= float(o) <= 1 and int(n) >= 20 for p, o, n in cells)
     # The issue's goals, each counted over the held-out workloads at each cut.
     goals = [line for line in text.splitlines() if re.fullmatch(r"\| [^|]+ \| \d of 3 \| \d of 3 \|", line)]
-    # One table for convtune, one for convtune-refs (the same forecasts, told the study's other runs).
-    assert len(goals) == 12 and sum(line.startswith('| "never" ≤ 5%') for line in goals) == 2
+    # One table each for convtune, convtune-refs (the same forecasts, told the study's other runs)
+    # and convtune-line (the same forecasts, the reach threshold moved by those runs' own).
+    assert len(goals) == 21 and sum(line.startswith('| "never" ≤ 5%') for line in goals) == 3
+    for table in range(3):
+        never, called, both = (
+            [int(n) for n in re.findall(r"(\d) of 3", line)] for line in goals[7 * table : 7 * table + 3]
+        )
+        assert all(b <= min(n, c) for n, c, b in zip(never, called, both, strict=True))
     for workload in WORKLOADS:
         assert f"| {workload} | convtune-refs | " in text
     # Brier scores with and without the references: on plateau prefixes and on all of them.
@@ -210,8 +218,28 @@ def test_within_fits_and_writes_within_the_run_models_that_a_fixed_table_then_ap
         assert {(r["workload"], r["cut"]) for r in records} == {(other, 0.25)}
         refs = next(r for r in records if r["method"] == "convtune-refs")
         assert 0.0 <= refs["auc"] <= 1.0 and "auc" not in next(r for r in records if r["method"] == "line2")
+        # The study line moves the reach threshold only: `probability`, and so its AUC, stay.
+        line, plain_record = (
+            next(r for r in records if r["method"] == m) for m in ("convtune-line", "convtune")
+        )
+        assert line["auc"] == plain_record["auc"]
         rows.append((_convtune_rows(done.stdout, other), _convtune_rows(done.stdout, other, "convtune-refs")))
     (plain_rows, plain_refs), (within_rows, within_refs) = rows
     # Only forecasts told the study's finished runs change (check R'); those told none stay.
     assert plain_rows and within_rows == plain_rows
     assert plain_refs and within_refs != plain_refs
+
+
+def test_the_study_line_never_calls_never_below_a_run_of_the_study_that_reached(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    study_line = benchmark_script("forecast").study_line
+    # The line falls to the lowest probability a finished run that reached was given.
+    assert study_line(0.27, reached=[0.4, 0.05, 0.9], missed=[0.01, 0.2]) == 0.05
+    # It never rises over where the runs overlap...
+    assert study_line(0.27, reached=[0.4, 0.9], missed=[0.5]) == 0.27
+    # ...and rises to halfway where every run that missed stood lower than every one that reached.
+    assert study_line(0.27, reached=[0.6, 0.9], missed=[0.4, 0.1]) == pytest.approx(0.5)
+    assert study_line(0.27, reached=[0.3, 0.9], missed=[0.1]) == 0.27  # already between
+    # No run that reached: no evidence against the line.
+    assert study_line(0.27, reached=[], missed=[0.6, 0.9]) == 0.27
