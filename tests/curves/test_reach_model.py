@@ -8,32 +8,15 @@ import math
 
 import numpy as np
 import pytest
+from reach_curves import HORIZON, TARGET, prefix, schedule
 
-from convtune.curves import CrossingCalibration, LRSchedule, ReachModel, forecast_time_to_target
+from convtune.curves import CrossingCalibration, ReachModel, forecast_time_to_target
 from convtune.curves._calibration import DEFAULT_PATH, default_calibration
 from convtune.curves._reach import TAIL, CurveSummary, feature_names, reach_features
-
-HORIZON = 20_000.0
-EVERY = 500.0
-TARGET = "val_loss<=0.9"
-
-
-def curve(c: np.ndarray) -> np.ndarray:
-    return 0.5 + 3.0 * (c / EVERY) ** -0.5
-
-
-def prefix(share: float) -> tuple[np.ndarray, np.ndarray]:
-    c = np.arange(EVERY, share * HORIZON + 1, EVERY)
-    return c, curve(c)
 
 
 def model(intercept: float, n: int) -> ReachModel:
     return ReachModel(np.zeros(n), np.ones(n), np.zeros(n), intercept)
-
-
-def schedule() -> LRSchedule:
-    steps = np.linspace(1.0, 0.0, 200)
-    return LRSchedule.from_steps(steps, cost_per_step=HORIZON / 200)
 
 
 def test_a_confident_reach_model_caps_the_distribution_and_never_raises_it() -> None:

@@ -8,8 +8,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from reach_curves import EVERY, HORIZON, TARGET, curve, prefix, schedule
 
-from convtune.curves import CrossingCalibration, LRSchedule, ReachModel, ReferenceRun, forecast_time_to_target
+from convtune.curves import CrossingCalibration, ReachModel, ReferenceRun, forecast_time_to_target
 from convtune.curves._calibration import default_calibration
 from convtune.curves._reach import (
     REFERENCE_FEATURES,
@@ -18,23 +19,6 @@ from convtune.curves._reach import (
     reference_features,
     within_feature_names,
 )
-
-HORIZON = 20_000.0
-EVERY = 500.0
-TARGET = "val_loss<=0.9"
-
-
-def curve(c: np.ndarray) -> np.ndarray:
-    return 0.5 + 3.0 * (c / EVERY) ** -0.5
-
-
-def prefix(share: float) -> tuple[np.ndarray, np.ndarray]:
-    c = np.arange(EVERY, share * HORIZON + 1, EVERY)
-    return c, curve(c)
-
-
-def schedule() -> LRSchedule:
-    return LRSchedule.from_steps(np.linspace(1.0, 0.0, 200), cost_per_step=HORIZON / 200)
 
 
 def maps_only() -> CrossingCalibration:
