@@ -86,15 +86,25 @@ HOME = ("charlm", "digits")
 DEFAULT_DATA = [Path("/work/corpus_data"), HERE / "data" / "corpus"]
 CUTS = (0.10, 0.25, 0.50)
 REACH_SHARES = (0.35, 0.60)
-METHODS = ("convtune", "convtune-refs", "convtune-line", "convtune-blind", "line2", "pow3", "2x")
+METHODS = (
+    "convtune",
+    "convtune-refs",
+    "convtune-line",
+    "convtune-lower",
+    "convtune-blind",
+    "line2",
+    "pow3",
+    "2x",
+)
 CALIBRATED = ("convtune", "convtune-blind")
 # Forecasters that are a calibrated one's raw stage and calibration, told more: "convtune-refs"
 # also reads the finished runs of its study (``references``), here N_REFERENCES other runs of the
 # same workload drawn at random, standing in for a study's finished trials.
 WITH_REFERENCES = {"convtune-refs": "convtune"}
 # Forecasters that are a calibrated one's forecasts with the reach threshold moved per study
-# (check L, :func:`study_line`): "convtune-line" reads the same drawn runs' own forecasts.
-STUDY_LINE = {"convtune-line": "convtune"}
+# (check L, :func:`study_line`) by the same drawn runs' own forecasts: "convtune-line" as check L
+# wrote it, "convtune-lower" with the line only ever lowered (measured after L failed: seen).
+STUDY_LINE = {"convtune-line": "convtune", "convtune-lower": "convtune"}
 N_REFERENCES = 10
 MIN_DECILE = 30
 
@@ -546,7 +556,9 @@ def called_at(f: Forecast, threshold: float, given_reach: float) -> float:
     )
 
 
-def study_line(threshold: float, reached: Sequence[float], missed: Sequence[float]) -> float:
+def study_line(
+    threshold: float, reached: Sequence[float], missed: Sequence[float], rise: bool = True
+) -> float:
     """The reach threshold ``threshold`` moved by a study's finished runs (check L): ``reached``
     and ``missed`` are the probabilities the same forecaster gave, at the same share of their
     own planned runs, to those that went on to reach within their run and to those that did not.
@@ -555,7 +567,8 @@ def study_line(threshold: float, reached: Sequence[float], missed: Sequence[floa
     (under exchangeable runs a run that reaches then falls under the line with chance at most
     ``1 / (len(reached) + 1)``); where the study's runs separate (every run that missed stood
     lower than every run that reached), the line may rise to halfway between. With no run that
-    reached there is no evidence against the line, and it stays.
+    reached there is no evidence against the line, and it stays. ``rise=False``: the line is only
+    ever lowered.
 
     >>> study_line(0.27, [0.05, 0.6], [0.01])
     0.05
@@ -568,7 +581,7 @@ def study_line(threshold: float, reached: Sequence[float], missed: Sequence[floa
         return threshold
     lowest_reached = min(reached)
     line = min(threshold, lowest_reached)
-    if missed and max(missed) < lowest_reached:
+    if rise and missed and max(missed) < lowest_reached:
         line = max(line, 0.5 * (max(missed) + lowest_reached))
     return line
 
@@ -591,6 +604,7 @@ def apply_study_line(cases: list[Case], method: str, cal: CrossingCalibration) -
             cal.threshold(raw.key),
             [r.forecasts[base].probability for r in refs if r.truth <= r.horizon],
             [r.forecasts[base].probability for r in refs if not r.truth <= r.horizon],
+            rise=method != "convtune-lower",
         )
         estimate = called_at(f, line, given_reach)
         c.forecasts[method] = replace(

@@ -243,3 +243,6 @@ def test_the_study_line_never_calls_never_below_a_run_of_the_study_that_reached(
     assert study_line(0.27, reached=[0.3, 0.9], missed=[0.1]) == 0.27  # already between
     # No run that reached: no evidence against the line.
     assert study_line(0.27, reached=[], missed=[0.6, 0.9]) == 0.27
+    # Told never to rise, it only ever falls.
+    assert study_line(0.27, reached=[0.6, 0.9], missed=[0.4, 0.1], rise=False) == 0.27
+    assert study_line(0.27, reached=[0.2, 0.9], missed=[0.1], rise=False) == 0.2
