@@ -91,6 +91,7 @@ METHODS = (
     "convtune-refs",
     "convtune-line",
     "convtune-lower",
+    "convtune-shift",
     "convtune-blind",
     "line2",
     "pow3",
@@ -105,6 +106,10 @@ WITH_REFERENCES = {"convtune-refs": "convtune"}
 # (check L, :func:`study_line`) by the same drawn runs' own forecasts: "convtune-line" as check L
 # wrote it, "convtune-lower" with the line only ever lowered (measured after L failed: seen).
 STUDY_LINE = {"convtune-line": "convtune", "convtune-lower": "convtune"}
+# A calibrated forecaster whose `probability` is shifted per study (check M, :func:`study_shift`)
+# by how the same drawn runs' own forecasts at the same cut came out.
+STUDY_SHIFT = {"convtune-shift": "convtune"}
+SHIFT_PRIOR_SD = 1.0
 N_REFERENCES = 10
 MIN_DECILE = 30
 
@@ -613,6 +618,71 @@ def apply_study_line(cases: list[Case], method: str, cal: CrossingCalibration) -
         c.given_reach[method] = given_reach
 
 
+def study_shift(probability: float, reached: Sequence[float], missed: Sequence[float]) -> float:
+    """``probability`` moved by a study's finished runs (check M): on the logit scale, by the one
+    offset that best fits how the same forecaster's probabilities for those runs (``reached``:
+    those that went on to reach within their run, ``missed``: those that did not) came out, with
+    a normal prior of sd :data:`SHIFT_PRIOR_SD` on the offset, so a few runs nudge it and many
+    move it. The calibration was fitted pooling workloads; the offset is this workload's own bias.
+
+    >>> study_shift(0.2, [0.1, 0.2, 0.3], []) > 0.2  # its runs reached more often than forecast
+    True
+    >>> study_shift(0.2, [], [])
+    0.2
+    """
+    if not reached and not missed:
+        return probability
+    from scipy.optimize import minimize_scalar
+
+    def logit(q: np.ndarray) -> np.ndarray:
+        q = np.clip(q, 1e-4, 1 - 1e-4)
+        return np.log(q / (1 - q))
+
+    z = logit(np.array([*reached, *missed], dtype=float))
+    y = np.array([1.0] * len(reached) + [0.0] * len(missed))
+
+    def loss(b: float) -> float:
+        t = z + b
+        return float(np.sum(np.logaddexp(0.0, t) - y * t) + 0.5 * (b / SHIFT_PRIOR_SD) ** 2)
+
+    offset = float(minimize_scalar(loss, bounds=(-10.0, 10.0), method="bounded").x)
+    return float(1.0 / (1.0 + np.exp(-(logit(np.array([probability]))[0] + offset))))
+
+
+def apply_study_shift(cases: list[Case], method: str, cal: CrossingCalibration) -> None:
+    """Each case's ``STUDY_SHIFT`` forecast: its base forecast's crossing distribution scaled so
+    its probability of reaching within the run is :func:`study_shift`'s, from its references'
+    base forecasts at the same cut (those already at the target there are left out), and called
+    at its situation's shipped reach threshold."""
+    base = STUDY_SHIFT[method]
+    by_run = {(c.workload, c.target_index, c.cut, c.run_index): c for c in cases}
+    for c in cases:
+        f, raw = c.forecasts[base], c.raw[base]
+        given_reach = c.given_reach.get(base)
+        if given_reach is None or not f.probability > 0:  # no threshold applies, or nothing to scale
+            c.forecasts[method], c.given_reach[method] = f, given_reach
+            continue
+        refs = [by_run.get((c.workload, c.target_index, c.cut, j)) for j in c.reference_ids]
+        refs = [r for r in refs if r is not None]
+        shifted = study_shift(
+            f.probability,
+            [r.forecasts[base].probability for r in refs if r.truth <= r.horizon],
+            [r.forecasts[base].probability for r in refs if not r.truth <= r.horizon],
+        )
+        costs = np.asarray(f.cdf_costs)
+        probs = np.minimum(np.asarray(f.cdf_probs) * (shifted / f.probability), 1.0)
+        estimate = point_estimate(costs, probs, shifted, cal.threshold(raw.key), given_reach)
+        c.forecasts[method] = replace(
+            f,
+            estimate=estimate,
+            low=min(f.low, estimate),
+            high=max(f.high, estimate),
+            probability=shifted,
+            cdf_probs=tuple(float(q) for q in probs),
+        )
+        c.given_reach[method] = given_reach
+
+
 def fit_thresholds(cases: list[Case], method: str, cal: CrossingCalibration) -> dict[str, float]:
     """Per situation (and pooled per head), the reach threshold of :func:`fit_threshold`: the
     largest under which at most 5% of the fitting cases that reach later (each workload weighing
@@ -730,14 +800,15 @@ def score(cases: list[Case], method: str) -> dict[str, float]:
         "not_within_called": float(np.mean(called)) if called else math.nan,
         "rank_acc": float(np.mean(ranks)) if ranks else math.nan,
     }
-    if method in CALIBRATED or method in WITH_REFERENCES or method in STUDY_LINE:
-        base = {**WITH_REFERENCES, **STUDY_LINE}.get(method, method)
+    if method in CALIBRATED or method in WITH_REFERENCES or method in STUDY_LINE or method in STUDY_SHIFT:
+        base = {**WITH_REFERENCES, **STUDY_LINE, **STUDY_SHIFT}.get(method, method)
         fc = [c.forecasts[method] for c in cases]
         cov = [f.low <= c.truth <= f.high for f, c in zip(fc, cases, strict=True) if math.isfinite(c.truth)]
         out["coverage"] = float(np.mean(cov)) if cov else math.nan
         probability = [f.probability for f in fc]
         reached = [float(c.truth <= c.horizon) for c in cases]
         out["prob_gap"] = max_gap(probability, reached)
+        out["brier"] = float(np.mean((np.array(probability) - np.array(reached)) ** 2)) if cases else math.nan
         bp, bo = before_pairs(cases, method)
         out["before_gap"] = max_gap(bp, bo)
         if 0 < sum(reached) < len(reached):
@@ -812,6 +883,8 @@ def run_benchmark(
                 c.given_reach[method] = given_reach_estimate(raw, f, cal) if raw.final is None else None
         for method, base in STUDY_LINE.items():
             apply_study_line(cases_by[held], method, cals[base])
+        for method, base in STUDY_SHIFT.items():
+            apply_study_shift(cases_by[held], method, cals[base])
         for cut in cuts:
             at = [c for c in cases_by[held] if c.cut == cut]
             for method in METHODS:
@@ -1079,6 +1152,7 @@ def tables(results: dict[str, Any], held: list[Case], names: list[str], cuts: tu
     out += goals_table(results, names, cuts)
     out += goals_table(results, names, cuts, "convtune-refs")
     out += goals_table(results, names, cuts, "convtune-line")
+    out += goals_table(results, names, cuts, "convtune-shift")
     out += threshold_tradeoff(held, names, cuts, "convtune")
     out += by_moved(held, names, cuts, "convtune")
     out += by_moved(held, names, cuts, "convtune-refs")
