@@ -73,10 +73,11 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
     assert all(0 <= float(p) <= 1 and 0 <= float(o) <= 1 and int(n) >= 20 for p, o, n in cells)
     # The issue's goals, each counted over the held-out workloads at each cut.
     goals = [line for line in text.splitlines() if re.fullmatch(r"\| [^|]+ \| \d of 3 \| \d of 3 \|", line)]
-    # One table each for convtune, convtune-refs (the same forecasts, told the study's other runs)
-    # and convtune-line (the same forecasts, the reach threshold moved by those runs' own).
-    assert len(goals) == 21 and sum(line.startswith('| "never" ≤ 5%') for line in goals) == 3
-    for table in range(3):
+    # One table each for convtune, convtune-refs (the same forecasts, told the study's other runs),
+    # convtune-line (the reach threshold moved by those runs' own forecasts) and convtune-shift
+    # (`probability` shifted by them).
+    assert len(goals) == 28 and sum(line.startswith('| "never" ≤ 5%') for line in goals) == 4
+    for table in range(4):
         never, called, both = (
             [int(n) for n in re.findall(r"(\d) of 3", line)] for line in goals[7 * table : 7 * table + 3]
         )
@@ -246,3 +247,21 @@ def test_the_study_line_never_calls_never_below_a_run_of_the_study_that_reached(
     # Told never to rise, it only ever falls.
     assert study_line(0.27, reached=[0.6, 0.9], missed=[0.4, 0.1], rise=False) == 0.27
     assert study_line(0.27, reached=[0.2, 0.9], missed=[0.1], rise=False) == 0.2
+
+
+def test_the_study_shift_moves_probability_toward_how_the_study_s_runs_came_out(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    study_shift = benchmark_script("forecast").study_shift
+    # Runs that reached more often than their forecasts said raise it; runs that missed lower it.
+    assert study_shift(0.2, reached=[0.1, 0.2, 0.3], missed=[]) > 0.3
+    assert study_shift(0.2, reached=[], missed=[0.5, 0.6]) < 0.15
+    # Forecasts that came out as said leave it nearly where it was.
+    assert study_shift(0.5, reached=[0.9, 0.7, 0.5], missed=[0.5, 0.3, 0.1]) == pytest.approx(0.5, abs=0.02)
+    # The prior: one run moves it less than ten that say the same.
+    one, ten = study_shift(0.2, [0.2], []), study_shift(0.2, [0.2] * 10, [])
+    assert 0.2 < one < ten < 1.0
+    # It keeps the order of forecasts within a study: the shift is one offset on the logit scale.
+    low, high = study_shift(0.1, [0.3], [0.2]), study_shift(0.4, [0.3], [0.2])
+    assert low < high
+    assert study_shift(0.2, [], []) == 0.2
