@@ -774,6 +774,63 @@ _FRESH23 = (
         "Watts-Strogatz, two blocks; 6,000 / 1,000); val accuracy",
     ),
 )  # fmt: skip
+# Batches 24 and 25: defined by a helper session not told of any check, in session 44.
+_FRESH24 = (
+    CorpusWorkload(
+        "number_words", wl.NumberWords, "sequence-to-sequence translation, GRU encoder-decoder, greedy decoding",
+        "val_exact", "maximize", (0.0, 1.0), 24576, 1024, 2e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="GRU encoder (width 64) over the six digits of a number below a million, GRU decoder (width "
+        "64) writing it in English words (up to 9 of 30, then an end token) by teacher forcing; val exact-match "
+        "accuracy of greedy decoding over 1,000 fixed numbers (8,000 to train on)",
+    ),
+    CorpusWorkload(
+        "staircase_boolean", wl.StaircaseBoolean, "staircase Boolean function, MLP, plateaus one after another",
+        "val_mse", "minimize", (0.0, None), 24576, 1024, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 24-128-128-1 on x1 + x1x2 + x1x2x3 + x1x2x3x4 + x1x2x3x4x5 of 24 random +-1 bits "
+        "(8,000 / 1,000); val MSE (5 for a constant guess)",
+    ),
+    CorpusWorkload(
+        "focal_longtail", wl.FocalLongTail, "long-tailed classification, focal loss, balanced accuracy",
+        "val_balanced_accuracy", "maximize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 20-64-64-6 with the focal loss (gamma 2) on six classes of make_classification with "
+        "shares 50 ... 2%, 2% flipped labels (5,600 / 2,400); val balanced accuracy (mean per-class recall)",
+    ),
+    CorpusWorkload(
+        "svgp_regression", wl.SparseGPRegression, "sparse variational Gaussian process, inducing points, ELBO",
+        "val_nll", "minimize", (None, None), 24576, 1024, 3e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="SVGP with 32 inducing points, ARD RBF kernel, learned noise, whitened posterior, negative "
+        "ELBO per point on sin(2 x1) cos(x2) + 0.3 x3^2 with noise 0.1, standardised (4,000 / 1,000); val "
+        "predictive Gaussian NLL per point",
+    ),
+)  # fmt: skip
+_FRESH25 = (
+    CorpusWorkload(
+        "consistency_digits", wl.ConsistencyDigits, "semi-supervised learning, consistency regularisation (Pi-model)",
+        "accuracy", "maximize", (0.0, 1.0), 12288, 512, 1e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 64-128-128-10 with dropout 0.2 on sklearn load_digits with 10 labels a class kept (100 "
+        "of 1,257), cross-entropy on labelled images plus 5 x the squared gap of two noisy views' softmax on "
+        "unlabelled ones; val accuracy over 540 images",
+    ),
+    CorpusWorkload(
+        "superres_digits", wl.SuperResolutionDigits, "image super-resolution, sub-pixel convolution", "val_psnr",
+        "maximize", (None, None), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="three 3x3 convolutions (32, 32, 4) and a PixelShuffle added to the enlarged input, restoring "
+        "sklearn's 8x8 digits from their 4x4 averages (1,437 / 360); val PSNR in dB",
+    ),
+    CorpusWorkload(
+        "listops_lstm", wl.ListOpsLSTM, "nested list operations (ListOps), LSTM on the last state", "val_error",
+        "minimize", (0.0, 1.0), 24576, 1024, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="embedding 32, LSTM width 64 and a linear head naming the value of up-to-three-level "
+        "MAX / MIN / SM expressions of at most 40 tokens (8,000 / 1,000); val error",
+    ),
+    CorpusWorkload(
+        "spiking_digits", wl.SpikingDigits, "spiking neural network, surrogate gradients", "accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 1e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="128 leaky integrate-and-fire neurons over 12 steps of constant input from sklearn's 8x8 "
+        "digits, 10 leaky non-spiking outputs averaged over time, fast-sigmoid surrogate gradient (1,257 / 540); "
+        "val accuracy",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -798,6 +855,8 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     21: tuple(w.name for w in _FRESH21),
     22: tuple(w.name for w in _FRESH22),
     23: tuple(w.name for w in _FRESH23),
+    24: tuple(w.name for w in _FRESH24),
+    25: tuple(w.name for w in _FRESH25),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -827,6 +886,8 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH21,
         _FRESH22,
         _FRESH23,
+        _FRESH24,
+        _FRESH25,
     )
     for w in batch
 }
