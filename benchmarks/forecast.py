@@ -66,7 +66,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from convtune.config.target import Target
-from convtune.curves import LRSchedule, time_to_target
+from convtune.curves import LRSchedule, shift_probability, study_offset, time_to_target
 from convtune.curves._calibration import (
     CrossingCalibration,
     ahead,
@@ -109,7 +109,6 @@ STUDY_LINE = {"convtune-line": "convtune", "convtune-lower": "convtune"}
 # A calibrated forecaster whose `probability` is shifted per study (check M, :func:`study_shift`)
 # by how the same drawn runs' own forecasts at the same cut came out.
 STUDY_SHIFT = {"convtune-shift": "convtune"}
-SHIFT_PRIOR_SD = 1.0
 N_REFERENCES = 10
 MIN_DECILE = 30
 
@@ -620,33 +619,18 @@ def apply_study_line(cases: list[Case], method: str, cal: CrossingCalibration) -
 
 def study_shift(probability: float, reached: Sequence[float], missed: Sequence[float]) -> float:
     """``probability`` moved by a study's finished runs (check M): on the logit scale, by the one
-    offset that best fits how the same forecaster's probabilities for those runs (``reached``:
-    those that went on to reach within their run, ``missed``: those that did not) came out, with
-    a normal prior of sd :data:`SHIFT_PRIOR_SD` on the offset, so a few runs nudge it and many
-    move it. The calibration was fitted pooling workloads; the offset is this workload's own bias.
+    offset (:func:`convtune.curves.study_offset`, a normal prior of sd 1) that best fits how the
+    same forecaster's probabilities for those runs (``reached``: those that went on to reach
+    within their run, ``missed``: those that did not) came out. The calibration was fitted
+    pooling workloads; the offset is this workload's own bias.
 
     >>> study_shift(0.2, [0.1, 0.2, 0.3], []) > 0.2  # its runs reached more often than forecast
     True
     >>> study_shift(0.2, [], [])
     0.2
     """
-    if not reached and not missed:
-        return probability
-    from scipy.optimize import minimize_scalar
-
-    def logit(q: np.ndarray) -> np.ndarray:
-        q = np.clip(q, 1e-4, 1 - 1e-4)
-        return np.log(q / (1 - q))
-
-    z = logit(np.array([*reached, *missed], dtype=float))
-    y = np.array([1.0] * len(reached) + [0.0] * len(missed))
-
-    def loss(b: float) -> float:
-        t = z + b
-        return float(np.sum(np.logaddexp(0.0, t) - y * t) + 0.5 * (b / SHIFT_PRIOR_SD) ** 2)
-
-    offset = float(minimize_scalar(loss, bounds=(-10.0, 10.0), method="bounded").x)
-    return float(1.0 / (1.0 + np.exp(-(logit(np.array([probability]))[0] + offset))))
+    offset = study_offset([*reached, *missed], [True] * len(reached) + [False] * len(missed))
+    return shift_probability(probability, offset)
 
 
 def apply_study_shift(cases: list[Case], method: str, cal: CrossingCalibration) -> None:

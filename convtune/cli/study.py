@@ -719,9 +719,11 @@ def study_forecasts(
 
     Each trial that reached the target or ran to its end is cut at 10%, 25% and 50% of its
     planned run and forecast from that prefix, as the pruner would have; the forecast is scored
-    against how the trial really ended. Stopped trials cannot be checked (their outcome is
-    unknown), so a study with `pruner: none`, or its `convtune study confirm` runs, gives the
-    most to check. Trains nothing.
+    against how the trial really ended, and the study's own bias is shown: the mean probability
+    the forecasts gave of reaching within the run against the share that did (`--json`:
+    `mean_probability` and `study_offset`, the logit shift that closes the gap).
+    Stopped trials cannot be checked (their outcome is unknown), so a study with `pruner: none`,
+    or its `convtune study confirm` runs, gives the most to check. Trains nothing.
     """
     from convtune.report.forecasts import audit_forecasts
 
@@ -776,6 +778,28 @@ def _print_forecasts(study: Any, spec: Any, audit: Any) -> None:
         highlight=False,
     )
     console.print(table)
+    rows = [audit.summary(cut) for cut in audit.cuts]
+    said = [
+        f"{row.mean_probability:.2f} → {row.reached_share:.2f} at {row.cut:.0%}"
+        for row in rows
+        if not math.isnan(row.mean_probability)
+    ]
+    if said:
+        offsets = [row.study_offset for row in rows if not math.isnan(row.mean_probability)]
+        lean = (
+            ": the forecasts ran low on this study"
+            if min(offsets) > 0.5
+            else ": the forecasts ran high on this study"
+            if max(offsets) < -0.5
+            else ""
+        )
+        console.print(
+            "reaching within the run, the forecasts' mean probability → the share that did: "
+            + ", ".join(said)
+            + lean,
+            soft_wrap=True,
+            highlight=False,
+        )
     colour = "yellow" if audit.far_tail else "green"
     console.print(f"[bold {colour}]{audit.verdict()}[/]", soft_wrap=True, highlight=False)
     scale, unit = step_scale(spec.cost), cost_unit(spec.cost)

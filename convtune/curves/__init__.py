@@ -10,7 +10,7 @@ from convtune.curves._measure import time_to_target
 from convtune.curves._models import ANNEAL_MEMORY, annealing_areas, noise_scale
 from convtune.curves._prior import CurveFit, CurvePrior, fit_curve, fit_prior
 from convtune.curves._reach import ReachModel
-from convtune.curves._references import ReferenceRun
+from convtune.curves._references import ReferenceRun, shift_probability, study_offset
 from convtune.curves._schedule import LRSchedule
 
 __all__ = [
@@ -28,5 +28,7 @@ __all__ = [
     "fit_prior",
     "forecast_time_to_target",
     "noise_scale",
+    "shift_probability",
+    "study_offset",
     "time_to_target",
 ]

@@ -14,6 +14,11 @@ such runs went on to reach.
 forecast weighing :data:`REFERENCE_WEIGHT` runs: a few runs nudge it, many take over. Moving
 prefixes are left alone: there the calibration held on every workload.
 
+The study's finished runs also show how far the calibration, fitted pooling workloads, is off on
+*this* one: :func:`study_offset` fits one logit offset to how their own forecasts came out, and
+:func:`shift_probability` applies it (check M, docs/benchmarks.md: on eight workloads it was not
+fitted on, the Brier score of ``probability`` at a quarter of the run fell from 0.153 to 0.130).
+
 numpy only.
 """
 
@@ -34,6 +39,8 @@ from convtune.curves._reach import CurveSummary
 PLATEAU_NOISE = 3.0
 # How many reference runs the calibrated forecast counts for in the blend.
 REFERENCE_WEIGHT = 5.0
+# The sd of the normal prior on a study's logit offset: a few runs nudge it, many move it.
+STUDY_OFFSET_PRIOR_SD = 1.0
 
 
 def moved(y: np.ndarray) -> float:
@@ -134,3 +141,52 @@ def mix_crossings(
     counted = np.searchsorted(steps, grid, side="right")
     mixed = (weight * base + counted) / (weight + crossings.size)
     return grid, np.maximum.accumulate(mixed)
+
+
+def study_offset(
+    probabilities: Sequence[float], reached: Sequence[bool], prior_sd: float = STUDY_OFFSET_PRIOR_SD
+) -> float:
+    """The logit offset that best fits how a study's forecasts came out.
+
+    ``probabilities``: what the forecaster gave finished runs of the study (at the same share of
+    their runs) of reaching within their planned run; ``reached``: whether each did. The offset
+    ``b`` maximises the likelihood of the outcomes under ``σ(logit p + b)`` with a normal prior
+    of sd ``prior_sd`` on ``b`` (a convex problem, solved by Newton's method); 0 with no runs.
+
+    Example:
+        >>> round(study_offset([0.2, 0.3, 0.25, 0.2], [True, True, False, True]), 2)  # ran low
+        1.09
+        >>> study_offset([], [])
+        0.0
+    """
+    z = _logit(np.asarray(probabilities, dtype=float))
+    y = np.asarray(reached, dtype=float)
+    if z.size != y.size:
+        raise ValueError(f"{z.size} probabilities but {y.size} outcomes")
+    precision = 1.0 / prior_sd**2
+    b = 0.0
+    for _ in range(50):
+        q = 1.0 / (1.0 + np.exp(-(z + b)))
+        step = (float(np.sum(q - y)) + precision * b) / (float(np.sum(q * (1.0 - q))) + precision)
+        b -= step
+        if abs(step) < 1e-10:
+            break
+    return float(np.clip(b, -10.0, 10.0))
+
+
+def shift_probability(probability: float, offset: float) -> float:
+    """``probability`` moved by a logit ``offset`` (:func:`study_offset`).
+
+    Example:
+        >>> round(shift_probability(0.25, 1.09), 3), shift_probability(0.25, 0.0)
+        (0.498, 0.25)
+    """
+    if offset == 0.0:
+        return float(probability)
+    return float(1.0 / (1.0 + np.exp(-(float(_logit(np.array([probability]))[0]) + offset))))
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    # Forecasts of exactly 0 or 1 (a blow-up, a curve at its floor) would pin the fit.
+    p = np.clip(p, 1e-4, 1.0 - 1e-4)
+    return np.log(p / (1.0 - p))

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from optuna.trial import FrozenTrial, TrialState
 
 from convtune.config.record import TrialRecord, TrialStatus, cost_unit, step_scale
-from convtune.curves import Forecast, LRSchedule, time_to_target
+from convtune.curves import Forecast, LRSchedule, study_offset, time_to_target
 from convtune.pruners import TimeToTargetPruner
 
 if TYPE_CHECKING:
@@ -125,6 +125,17 @@ class CutSummary:
     late_ratio: float
     n_not_reached: int
     called: int
+    # What the forecasts said of reaching within the run (mean ``probability``) against the
+    # share that did, and the logit offset that would correct the gap (``study_offset``):
+    # this study's own bias, which a calibration fitted on other workloads cannot know.
+    mean_probability: float = math.nan
+    study_offset: float = 0.0
+
+    @property
+    def reached_share(self) -> float:
+        """The share of the checked trials that reached within their run."""
+        n = self.n_reached + self.n_not_reached
+        return self.n_reached / n if n else math.nan
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +149,10 @@ class CutSummary:
             "median_estimate_over_truth": None if math.isnan(self.late_ratio) else round(self.late_ratio, 4),
             "not_reached": self.n_not_reached,
             "called_not_within_run": self.called,
+            "mean_probability": None
+            if math.isnan(self.mean_probability)
+            else round(self.mean_probability, 4),
+            "study_offset": round(self.study_offset, 4),
         }
 
 
@@ -168,6 +183,7 @@ class ForecastAudit:
         reached = [c for c in at if c.reached]
         errors = [c.error for c in reached]
         ratios = [c.forecast.estimate / c.truth for c in reached if c.truth > 0]
+        said = [(c.forecast.probability, c.reached) for c in at if not math.isnan(c.forecast.probability)]
         return CutSummary(
             cut=cut,
             n_reached=len(reached),
@@ -179,6 +195,8 @@ class ForecastAudit:
             late_ratio=statistics.median(ratios) if ratios else math.nan,
             n_not_reached=len(at) - len(reached),
             called=sum(c.called_not_within for c in at if not c.reached),
+            mean_probability=statistics.mean(p for p, _ in said) if said else math.nan,
+            study_offset=study_offset([p for p, _ in said], [r for _, r in said]),
         )
 
     @property

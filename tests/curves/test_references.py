@@ -1,12 +1,14 @@
-"""A plateau's forecast told the study's own finished runs (``references``)."""
+"""A plateau's forecast told the study's own finished runs (``references``), and the logit offset
+that corrects a study's own bias (``study_offset``)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pytest
 
-from convtune.curves import ReferenceRun, forecast_time_to_target
+from convtune.curves import ReferenceRun, forecast_time_to_target, shift_probability, study_offset
 
 HORIZON = 1000.0
 COSTS = np.arange(50.0, HORIZON + 1, 50.0)
@@ -74,3 +76,25 @@ def test_a_run_that_diverged_counts_as_one_that_never_reached() -> None:
     assert ref.crossing == math.inf and ref.observed_to == math.inf
     trial = _plateau_then(None, seed=0)
     assert _forecast(trial, 300.0, [ref] * 5).probability < _forecast(trial, 300.0, []).probability
+
+
+def test_the_study_offset_is_the_penalised_likelihood_optimum_and_shifts_toward_the_outcomes() -> None:
+    probabilities = [0.1, 0.3, 0.2, 0.6, 0.05]
+    reached = [True, True, False, True, False]
+    offset = study_offset(probabilities, reached)
+    # The optimum of the log-likelihood under sigma(logit p + b) with the normal prior (sd 1), on a grid.
+    z = np.log(np.array(probabilities) / (1 - np.array(probabilities)))
+    y = np.array(reached, dtype=float)
+    grid = np.linspace(-5, 5, 100_001)
+    t = z[None, :] + grid[:, None]
+    loss = np.sum(np.logaddexp(0.0, t) - y * t, axis=1) + 0.5 * grid**2
+    assert offset == pytest.approx(grid[np.argmin(loss)], abs=1e-3)
+    # These forecasts ran low (3 of 5 reached, a mean forecast of 0.25): the shift raises them.
+    assert offset > 0 and shift_probability(0.25, offset) > 0.25
+    # The prior: the same evidence from one run moves it less than from ten; none, not at all.
+    assert 0 < study_offset([0.2], [True]) < study_offset([0.2] * 10, [True] * 10)
+    assert study_offset([], []) == 0.0 and shift_probability(0.3, 0.0) == 0.3
+    # One offset on the logit scale keeps the order of a study's forecasts.
+    assert shift_probability(0.1, -1.5) < shift_probability(0.4, -1.5) < 0.4
+    with pytest.raises(ValueError, match="2 probabilities but 1 outcomes"):
+        study_offset([0.1, 0.2], [True])

@@ -90,6 +90,13 @@ def test_each_trial_with_a_known_outcome_is_checked_at_shares_of_its_planned_run
     assert levelled[0.25].called_not_within and levelled[0.5].called_not_within
     summary = audit.summary(0.5)
     assert (summary.n_reached, summary.n_not_reached, summary.called) == (2, 1, 1)
+    # The study's own bias: what the forecasts said of reaching within the run against what did.
+    # At half the run the late bloomer was given no chance and reached, so the forecasts ran low
+    # and the offset that would correct them is positive.
+    said = [c.forecast.probability for c in audit.checks if c.cut == 0.5]
+    assert summary.mean_probability == pytest.approx(np.mean(said))
+    assert summary.reached_share == pytest.approx(2 / 3) and summary.mean_probability < 2 / 3
+    assert summary.study_offset > 0
     assert "stopped trial" in " ".join(audit.notes)
 
 
@@ -127,6 +134,8 @@ def test_the_command_prints_the_checks_of_a_real_study(
     code, out, err = cli(capsys, "study", "forecasts", tiny_study.name, "--storage", tiny_study.url)
     assert code == 0, err
     assert "forecasts against outcomes" in out and "median error" in out and "checked" in out
+    # The study's own bias: what the forecasts said of reaching within the run against what did.
+    assert "the forecasts' mean probability → the share that did: " in out
     code, out, err = cli(capsys, "study", "forecasts", tiny_study.name, "--storage", tiny_study.url, "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -135,6 +144,9 @@ def test_the_command_prints_the_checks_of_a_real_study(
     # Both trials of the tiny study trained with no pruner: each has a known outcome.
     assert data["trained"] == len(statuses) == 2 and data["stopped_unknown"] == 0
     reached = sum(row["reached"] for row in data["cuts"])
+    for row in data["cuts"]:
+        if row["reached"] + row["not_reached"]:
+            assert 0.0 <= row["mean_probability"] <= 1.0 and math.isfinite(row["study_offset"])
     assert reached + sum(row["not_reached"] for row in data["cuts"]) == len(data["checks"])
     for check in data["checks"]:
         trial = study.trials[check["trial"]]
