@@ -590,25 +590,38 @@ def study_line(
     return line
 
 
+def cases_by_run(cases: list[Case]) -> dict[tuple[str, int, float, int], Case]:
+    return {(c.workload, c.target_index, c.cut, c.run_index): c for c in cases}
+
+
+def reference_outcomes(
+    case: Case, by_run: Mapping[tuple[str, int, float, int], Case], method: str
+) -> tuple[list[float], list[float]]:
+    """What ``method`` gave ``case``'s references at the same cut, split by how they ended: the
+    probabilities of those that went on to reach within their run, and of those that did not.
+    References already at the target at that cut have no forecast there and are left out."""
+    refs = [by_run.get((case.workload, case.target_index, case.cut, j)) for j in case.reference_ids]
+    known = [r for r in refs if r is not None]
+    return (
+        [r.forecasts[method].probability for r in known if r.truth <= r.horizon],
+        [r.forecasts[method].probability for r in known if not r.truth <= r.horizon],
+    )
+
+
 def apply_study_line(cases: list[Case], method: str, cal: CrossingCalibration) -> None:
     """Each case's ``STUDY_LINE`` forecast: its base forecast called at :func:`study_line` drawn
     from its references' base forecasts at the same cut (those already at the target there say
     nothing of a line and are left out)."""
     base = STUDY_LINE[method]
-    by_run = {(c.workload, c.target_index, c.cut, c.run_index): c for c in cases}
+    by_run = cases_by_run(cases)
     for c in cases:
         f, raw = c.forecasts[base], c.raw[base]
         given_reach = c.given_reach.get(base)
         if given_reach is None:  # already reached or blew up: no threshold applies
             c.forecasts[method], c.given_reach[method] = f, None
             continue
-        refs = [by_run.get((c.workload, c.target_index, c.cut, j)) for j in c.reference_ids]
-        refs = [r for r in refs if r is not None]
         line = study_line(
-            cal.threshold(raw.key),
-            [r.forecasts[base].probability for r in refs if r.truth <= r.horizon],
-            [r.forecasts[base].probability for r in refs if not r.truth <= r.horizon],
-            rise=method != "convtune-lower",
+            cal.threshold(raw.key), *reference_outcomes(c, by_run, base), rise=method != "convtune-lower"
         )
         estimate = called_at(f, line, given_reach)
         c.forecasts[method] = replace(
@@ -639,20 +652,14 @@ def apply_study_shift(cases: list[Case], method: str, cal: CrossingCalibration) 
     base forecasts at the same cut (those already at the target there are left out), and called
     at its situation's shipped reach threshold."""
     base = STUDY_SHIFT[method]
-    by_run = {(c.workload, c.target_index, c.cut, c.run_index): c for c in cases}
+    by_run = cases_by_run(cases)
     for c in cases:
         f, raw = c.forecasts[base], c.raw[base]
         given_reach = c.given_reach.get(base)
         if given_reach is None or not f.probability > 0:  # no threshold applies, or nothing to scale
             c.forecasts[method], c.given_reach[method] = f, given_reach
             continue
-        refs = [by_run.get((c.workload, c.target_index, c.cut, j)) for j in c.reference_ids]
-        refs = [r for r in refs if r is not None]
-        shifted = study_shift(
-            f.probability,
-            [r.forecasts[base].probability for r in refs if r.truth <= r.horizon],
-            [r.forecasts[base].probability for r in refs if not r.truth <= r.horizon],
-        )
+        shifted = study_shift(f.probability, *reference_outcomes(c, by_run, base))
         costs = np.asarray(f.cdf_costs)
         probs = np.minimum(np.asarray(f.cdf_probs) * (shifted / f.probability), 1.0)
         estimate = point_estimate(costs, probs, shifted, cal.threshold(raw.key), given_reach)
