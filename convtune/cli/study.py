@@ -755,11 +755,11 @@ def _print_forecasts(study: Any, spec: Any, audit: Any) -> None:
         'called "not within the run"',
     ):
         table.add_column(column, justify="right")
-    for cut in audit.cuts:
-        row = audit.summary(cut)
+    rows = [audit.summary(cut) for cut in audit.cuts]
+    for row in rows:
         far = ", ".join(str(n) for n in row.far_tail)
         table.add_row(
-            f"{cut:.0%}",
+            f"{row.cut:.0%}",
             str(row.n_reached),
             "–" if math.isnan(row.median_error) else f"{row.median_error:.2f}",
             share(row.within, row.n_reached),
@@ -778,14 +778,10 @@ def _print_forecasts(study: Any, spec: Any, audit: Any) -> None:
         highlight=False,
     )
     console.print(table)
-    rows = [audit.summary(cut) for cut in audit.cuts]
-    said = [
-        f"{row.mean_probability:.2f} → {row.reached_share:.2f} at {row.cut:.0%}"
-        for row in rows
-        if not math.isnan(row.mean_probability)
-    ]
-    if said:
-        offsets = [row.study_offset for row in rows if not math.isnan(row.mean_probability)]
+    judged = [row for row in rows if not math.isnan(row.mean_probability)]
+    if judged:
+        said = [f"{row.mean_probability:.2f} → {row.reached_share:.2f} at {row.cut:.0%}" for row in judged]
+        offsets = [row.study_offset for row in judged]
         lean = (
             ": the forecasts ran low on this study"
             if min(offsets) > 0.5
