@@ -9,7 +9,10 @@ workload's complete runs, so that ~35% and ~60% of those runs reach them.
 
 Forecasters: convtune's (``forecast_time_to_target``) with the LR schedule and without it, a line
 through the last two points, a power law ``a + b c^-alpha`` fitted by least squares (pow3), and
-"2 x the cost so far". Whatever convtune learns (the calibration of its crossing distribution)
+"2 x the cost so far"; and convtune's told ten other runs of the same workload, standing in for a
+study's finished trials: read as references (``convtune-refs``), through them a reach line
+(``convtune-line``, ``convtune-lower``: check L) or a logit offset on ``probability``
+(``convtune-shift``: check M). Whatever convtune learns (the calibration of its crossing distribution)
 is fitted leave-one-workload-out: the figures of a workload come from a calibration fitted on
 the *other* workloads. Workloads the forecaster was developed on (``HOME``: charlm, digits) are
 used for fitting only, never reported.
