@@ -45,6 +45,7 @@ PRUNER_OPTIONS = (
     "pause_winners",
     "behind_reports",
     "jump_veto",
+    "study_shift",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

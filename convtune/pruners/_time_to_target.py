@@ -22,6 +22,8 @@ from convtune.curves import (
     fit_curve,
     forecast_time_to_target,
     noise_scale,
+    shift_probability,
+    study_offset,
     time_to_target,
 )
 
@@ -112,6 +114,9 @@ pre-registered in docs/benchmarks.md (session 39, "Check U") and judged on a six
 recorded before it: on 57 of 59 seen workloads it passed (the two known to fail, sparse_parity and
 poisson_counts, as under ``behind_reports = 2``), 194 hits against 192, near-best configurations
 stopped by a forecast 6 -> 1 (gan_ring 11 of 27 -> 0 at 20 seeds); batch 16 unchanged (4 of 4)."""
+DEFAULT_STUDY_SHIFT = False
+"""Whether the probability a forecast stop reads is moved by the study's own bias (see the
+option). Off until its check (docs/benchmarks.md, "Check N") says otherwise."""
 WINNERS_QUORUM = 2
 """Finished trials that reached the target by the bar that ``pause_winners`` needs before it
 pauses (fewer: no pause). Fixed, not tuned."""
@@ -166,6 +171,7 @@ class _Finished:
     reference: ReferenceRun | None  # its curve as a plateau's forecast reads it (plateau_references)
     schedule: LRSchedule | None = None  # its LR schedule as stored (pause_phase reads it)
     stopped: bool = False  # stopped or paused by the pruner: its curve ends before its plan did
+    horizon: float = math.nan  # its planned end (its schedule's; max_cost without one)
 
     @property
     def final_gap(self) -> float:
@@ -407,6 +413,17 @@ class TimeToTargetPruner(BasePruner):
             judged as before. ``behind_reports = 2`` kept the near-best runs such a jump had
             stopped but cost more on workloads whose stops were right. :data:`DEFAULT_JUMP_VETO`
             (on, since session 39); ``False`` restores the one-report verdict.
+        study_shift:
+            Move the probability a forecast stop reads by the study's own bias: the finished
+            trials that ran their planned run (none the pruner stopped), each forecast as a
+            decision would have at its last report at or before the same share of its own run as
+            the trial judged (those at the target there left out), give pairs of the forecast's
+            probability of reaching within the run and whether the trial did;
+            :func:`convtune.curves.study_offset` fits one logit offset to them and
+            :func:`convtune.curves.shift_probability` applies it. The calibration is fitted
+            pooling other workloads and runs low or high on a given one; on eight workloads it
+            was not fitted on, the shift made ``probability`` better calibrated
+            (docs/benchmarks.md, "Check M"). :data:`DEFAULT_STUDY_SHIFT` (off).
     """
 
     def __init__(
@@ -436,6 +453,7 @@ class TimeToTargetPruner(BasePruner):
         pause_winners: bool = DEFAULT_PAUSE_WINNERS,
         behind_reports: int = DEFAULT_BEHIND_REPORTS,
         jump_veto: bool = DEFAULT_JUMP_VETO,
+        study_shift: bool = DEFAULT_STUDY_SHIFT,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -511,6 +529,9 @@ class TimeToTargetPruner(BasePruner):
         if jump_veto not in (True, False):
             raise ValueError(f"jump_veto must be true or false, got {jump_veto!r}")
         self._jump_veto = bool(jump_veto)
+        if study_shift not in (True, False):
+            raise ValueError(f"study_shift must be true or false, got {study_shift!r}")
+        self._study_shift = bool(study_shift)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -697,6 +718,10 @@ class TimeToTargetPruner(BasePruner):
         rungs = self.n_rungs(trial, costs, bar)
         threshold = epsilon / rungs
         probability = reach_probability(forecast, bar)
+        if self._study_shift:
+            planned_end = self._horizon(trial)
+            share = costs[-1] / planned_end if planned_end else math.nan
+            probability = shift_probability(probability, self._study_offset(study_name, finished, share))
         steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
         alone = not (self._require_behind and math.isfinite(incumbent))
         behind_threshold = self._epsilon_behind / rungs
@@ -722,6 +747,32 @@ class TimeToTargetPruner(BasePruner):
             # probability was held to here is the equal-cost rule's (0 when that rule is off).
             threshold = behind_threshold
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
+
+    def _horizon(self, trial: FrozenTrial) -> float | None:
+        """The trial's planned end: its schedule's, else ``max_cost`` (``None``: unknown)."""
+        schedule = _schedule(trial)
+        return schedule.horizon if schedule is not None else self._max_cost
+
+    def _study_offset(self, study_name: str, finished: Sequence[FrozenTrial], share: float) -> float:
+        """The logit offset of ``study_shift``: how the forecasts of the finished trials that ran
+        their plan, each at ``share`` of its own run, came out (0 where none can say)."""
+        if not math.isfinite(share):
+            return 0.0
+        summaries = self._summaries(study_name, finished)
+        probabilities, reached = [], []
+        for trial, summary in zip(finished, summaries, strict=True):
+            if summary.stopped or not math.isfinite(summary.horizon):
+                continue
+            n = int(np.searchsorted(summary.costs, share * summary.horizon, side="right"))
+            if n < max(self._n_warmup_reports, 1) or summary.costs[n - 1] >= summary.time_to_target:
+                continue
+            others = [s for s in summaries if s.number != summary.number]
+            forecast = self._finished_prefix_forecast(study_name, trial, n, others)
+            if math.isnan(forecast.probability):
+                continue
+            probabilities.append(forecast.probability)
+            reached.append(summary.time_to_target <= summary.horizon)
+        return study_offset(probabilities, reached)
 
     def _behind_at_last_reports(
         self, summaries: Sequence[_Finished], costs: np.ndarray, values: np.ndarray
@@ -904,8 +955,10 @@ class TimeToTargetPruner(BasePruner):
         noise = noise_scale(finite) if finite.size else math.inf
         # Read only where forecasts use it: the option is off by default.
         reference = ReferenceRun.of(costs, values, self._target) if self._plateau_references else None
-        schedule = _schedule(trial) if self._pause_phase else None  # likewise
-        return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference, schedule, stopped)
+        planned = _schedule(trial)
+        horizon = planned.horizon if planned is not None else (self._max_cost or math.inf)
+        schedule = planned if self._pause_phase else None  # read only by that option
+        return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference, schedule, stopped, horizon)
 
     def _prior_sources(self, summaries: Sequence[_Finished]) -> list[_Finished]:
         """The finished trials the prior is fitted to (none: no prior)."""

@@ -9,12 +9,14 @@ import numpy as np
 import optuna
 import pytest
 
-from convtune.curves import Forecast
+from convtune.config.record import STATUS_ATTR, TrialStatus
+from convtune.curves import Forecast, shift_probability, study_offset
 from convtune.pruners import (
     DEFAULT_COMEBACK_VETO,
     DEFAULT_JUMP_VETO,
     DEFAULT_MARGIN,
     DEFAULT_PLATEAU_REFERENCES,
+    DEFAULT_STUDY_SHIFT,
     LR_SCHEDULE_ATTR,
     STOP_PROBABILITY_ATTR,
     STOP_THRESHOLD_ATTR,
@@ -553,6 +555,49 @@ def test_jump_veto_asks_for_the_earlier_report_only_where_the_trial_moved_away_f
     assert (jumped[1].prune, jumped[1].reason) == (False, "may-beat-incumbent"), jumped[1]
     for _, with_veto in (improved, behind_then_jumped):
         assert (with_veto.prune, with_veto.reason) == (True, "behind-and-unlikely"), with_veto
+
+
+def test_study_shift_moves_the_probability_by_how_the_finished_trials_forecasts_came_out() -> None:
+    # The three plateau winners were each forecast, at the share of their run a new trial has
+    # reached, a low chance of reaching within it, and all three reached: the forecaster ran low
+    # on this study. study_shift fits that bias (convtune.curves.study_offset) and moves the
+    # probability a stop reads, which keeps a trial the unshifted forecast stops. A finished trial
+    # the pruner stopped says nothing of its own outcome, so it is not counted.
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5, "comeback_veto": False}
+    assert not DEFAULT_STUDY_SHIFT
+    unshifted = TimeToTargetPruner(TARGET, **plain)
+    shifted = TimeToTargetPruner(TARGET, study_shift=True, **plain)
+    with pytest.raises(ValueError, match="study_shift"):
+        TimeToTargetPruner(TARGET, study_shift=2)
+    study = optuna.create_study()
+    for curve in plateau_winners():
+        study.add_trial(
+            optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
+        )
+    stopped = {c: 2.9 for c in PLATEAU_COSTS[:4]}
+    study.add_trial(
+        optuna.trial.create_trial(
+            value=1.0,
+            intermediate_values=stopped,
+            distributions={},
+            params={},
+            user_attrs={STATUS_ATTR: TrialStatus.STOPPED.value},
+        )
+    )
+    trial = study.ask()
+    for cost in PLATEAU_COSTS[:2]:
+        trial.report(2.80, step=cost)
+    frozen = study._storage.get_trial(trial._trial_id)
+    before, after = unshifted.decide(study, frozen), shifted.decide(study, frozen)
+
+    winners = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))[:3]
+    said = [unshifted.forecast_prefix(study, t, PLATEAU_COSTS[1]).probability for t in winners]
+    offset = study_offset(said, [True] * len(said))  # same share, same planned end (max_cost)
+    assert max(said) < 0.5 and offset > 0.5
+    assert after.probability == pytest.approx(shift_probability(before.probability, offset))
+    assert (before.prune, before.reason) == (True, "behind-and-unlikely"), before
+    assert before.probability < before.threshold <= after.probability
+    assert (after.prune, after.reason) == (False, "may-beat-incumbent"), after
 
 
 def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sat_on() -> None:
