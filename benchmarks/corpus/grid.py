@@ -831,6 +831,36 @@ _FRESH25 = (
         "val accuracy",
     ),
 )  # fmt: skip
+_FRESH26 = (
+    CorpusWorkload(
+        "capsule_digits", wl.CapsuleDigits, "capsule network, dynamic routing by agreement, margin loss",
+        "val_margin", "minimize", (0.0, None), 12288, 512, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="conv3x3(32) and conv3x3 to 128 primary capsules (8 types x 6 wide), 10 class capsules "
+        "(8 wide) by 3 rounds of routing by agreement, on sklearn load_digits (1,257 / 540); val margin loss",
+    ),
+    CorpusWorkload(
+        "hopfield_recall", wl.HopfieldRecall, "associative memory, modern Hopfield layer, pattern completion",
+        "val_overlap", "maximize", (-1.0, 1.0), 196608, 8192, 3e-3, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        description="modern Hopfield layer whose only weights are 128 stored 128-bit patterns and an inverse "
+        "temperature, two softmax updates, recalling 100 random +-1 patterns from cues with 25% of bits flipped "
+        "(8,000 / 1,000 cues); val overlap of the sign of the state with the pattern (cue alone 0.5)",
+    ),
+    CorpusWorkload(
+        "koopman_duffing", wl.KoopmanDuffing, "Koopman autoencoder, linear latent dynamics, multi-step forecast",
+        "val_mse", "minimize", (0.0, None), 49152, 2048, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="encoder MLP 2-32-32-8, one learned 8 x 8 linear step, decoder MLP 8-32-32-2 forecasting 16 "
+        "steps of 0.25 of a damped double-well Duffing oscillator from its start (4,000 / 1,000 starts); val "
+        "MSE over the targets' variance",
+    ),
+    CorpusWorkload(
+        "spatial_transformer_digits", wl.SpatialTransformerDigits,
+        "spatial transformer network, learned affine glimpse", "accuracy", "maximize", (0.0, 1.0), 98304, 4096,
+        3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="localisation MLP 256-32-6 giving an affine map, bilinear 8x8 glimpse, MLP 64-64-10, on "
+        "sklearn load_digits moved, turned (+-40 degrees) and scaled on a noisy 16x16 canvas, a fresh placement "
+        "each draw (1,257 / 540 placed once); val accuracy",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -857,6 +887,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     23: tuple(w.name for w in _FRESH23),
     24: tuple(w.name for w in _FRESH24),
     25: tuple(w.name for w in _FRESH25),
+    26: tuple(w.name for w in _FRESH26),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -888,6 +919,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH23,
         _FRESH24,
         _FRESH25,
+        _FRESH26,
     )
     for w in batch
 }

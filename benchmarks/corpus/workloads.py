@@ -4608,6 +4608,256 @@ class _SpikingMLP(nn.Module):
         return total / self.steps
 
 
+class CapsuleDigits(_Tabular):
+    """A capsule network with dynamic routing by agreement (Sabour et al. 2017) on sklearn's 8×8
+    digits: a 3 × 3 convolution (32 channels) and a 3 × 3 convolution to 8 types of 6-wide
+    primary capsules (128 on the 4 × 4 grid, squashed), each predicting every one of 10 class
+    capsules (8 wide) through its own 8 × 6 matrix; three rounds of routing by agreement weight
+    the predictions, and a class capsule's length is its score. Trained by the margin loss
+    (present class above 0.9, absent ones below 0.1, weight 0.5), no reconstruction decoder.
+    Metric the val margin loss over 540 held-out images (1,257 to train on). A fresh workload of
+    the twenty-sixth batch."""
+
+    metric = "val_margin"
+
+    def __init__(self) -> None:
+        super().__init__(*_digits_split())
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        images, labels = batch
+        return _margin_loss(model(images).float(), labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        lengths = model(self.x_val).float()
+        accuracy = (lengths.argmax(-1) == self.y_val).float().mean().item()
+        return {"val_margin": _margin_loss(lengths, self.y_val).item(), "accuracy": accuracy}
+
+    def build_model(self) -> nn.Module:
+        return _CapsNet()
+
+
+def _margin_loss(lengths: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    present = F.one_hot(labels, lengths.shape[-1]).to(lengths.dtype)
+    loss = present * F.relu(0.9 - lengths) ** 2 + 0.5 * (1.0 - present) * F.relu(lengths - 0.1) ** 2
+    return loss.sum(-1).mean()
+
+
+def _squash(s: torch.Tensor) -> torch.Tensor:
+    norm2 = (s**2).sum(-1, keepdim=True)
+    return norm2 / (1.0 + norm2) * s / torch.sqrt(norm2 + 1e-8)
+
+
+class _CapsNet(nn.Module):
+    types, primary, classes, width, rounds = 8, 6, 10, 8, 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(1, 32, 3)
+        self.caps = nn.Conv2d(32, self.types * self.primary, 3)
+        count = self.types * 16
+        self.weight = nn.Parameter(0.1 * torch.randn(count, self.classes, self.width, self.primary))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.caps(F.relu(self.conv(x.view(-1, 1, 8, 8))))  # (B, types × primary, 4, 4)
+        h = h.view(len(x), self.types, self.primary, 16).transpose(2, 3)  # a capsule per type and place
+        u = _squash(h.reshape(len(x), -1, self.primary))
+        votes = torch.einsum("ncwp,bnp->bncw", self.weight, u)  # each primary's vote for each class
+        logits = torch.zeros(votes.shape[:3], dtype=votes.dtype)
+        for round_ in range(self.rounds):
+            last = round_ == self.rounds - 1
+            coupling = (logits - logits.amax(2, keepdim=True)).exp()  # softmax over the classes, by hand:
+            coupling = coupling / coupling.sum(2, keepdim=True)  # torch's is slow over 10 at a time
+            v = _squash(torch.einsum("bnc,bncw->bcw", coupling, votes if last else votes.detach()))
+            if not last:
+                logits = logits + torch.einsum("bncw,bcw->bnc", votes.detach(), v)
+        return torch.sqrt((v**2).sum(-1) + 1e-8)
+
+
+class HopfieldRecall(_Tabular):
+    """Associative memory with a modern Hopfield layer (Ramsauer et al. 2021): 100 random ±1
+    patterns of 128 bits, never shown clean as inputs, are to be recalled from cues with 25% of
+    their bits flipped. The layer's only weights are 128 stored patterns and a learned inverse
+    temperature β: the state (first the cue) is replaced by the stored patterns mixed by the
+    softmax of β × their dot products with it over √128, twice in a row; trained by the MSE of the
+    state to the clean pattern. The state only ever mixes stored patterns, so the cue cannot be
+    passed through: the patterns must be learned into the memory. Metric the val overlap, the
+    mean of sign(state) × pattern over bits (0 for a random guess, 0.5 for the cue itself, 1 for
+    perfect recall), over 1,000 fixed cues (8,000 to train on). A fresh workload of the
+    twenty-sixth batch (see ``CapsuleDigits``)."""
+
+    metric = "val_overlap"
+    patterns, bits, flip, slots = 100, 128, 0.25, 128
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(587)
+        memories = rng.choice([-1.0, 1.0], size=(self.patterns, self.bits)).astype(np.float32)
+        which = rng.integers(0, self.patterns, 9000)
+        cues = np.where(rng.random((9000, self.bits)) < self.flip, -memories[which], memories[which])
+        super().__init__(cues[:8000], memories[which[:8000]], cues[8000:], memories[which[8000:]])
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        cues, patterns = batch
+        return F.mse_loss(model(cues).float(), patterns)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        state = model(self.x_val).float()
+        return {
+            "val_overlap": (torch.sign(state) * self.y_val).mean().item(),
+            "val_mse": F.mse_loss(state, self.y_val).item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _HopfieldMemory(self.bits, self.slots)
+
+
+class _HopfieldMemory(nn.Module):
+    updates = 2
+
+    def __init__(self, bits: int, slots: int) -> None:
+        super().__init__()
+        self.stored = nn.Parameter(torch.randn(slots, bits))
+        self.log_beta = nn.Parameter(torch.tensor(0.0))
+        self.scale = 1.0 / math.sqrt(bits)
+
+    def forward(self, state: torch.Tensor) -> torch.Tensor:
+        for _ in range(self.updates):
+            scores = self.log_beta.exp() * self.scale * state @ self.stored.T
+            state = torch.softmax(scores, dim=-1) @ self.stored
+        return state
+
+
+class KoopmanDuffing(_Tabular):
+    """A Koopman autoencoder (Lusch et al. 2018): an encoder MLP 2-32-32-8 lifts a damped Duffing
+    oscillator's state (x'' = x − x³ − 0.2 x', two wells) to 8 latent coordinates that one learned
+    8 × 8 matrix advances linearly by each step of 0.25; a decoder MLP 8-32-32-2 reads the states
+    back. Trained by the MSE of the 16 states ahead decoded from powers of the matrix, plus the
+    reconstruction of the start. Metric the val MSE of the 16-step forecasts over the targets'
+    variance on 1,000 held-out starts (4,000 to train on, uniform in [−2, 2]²). A fresh workload
+    of the twenty-sixth batch (see ``CapsuleDigits``)."""
+
+    metric = "val_mse"
+    steps, dt, latent = 16, 0.25, 8
+
+    def __init__(self) -> None:
+        start = np.random.default_rng(593).uniform(-2.0, 2.0, (5000, 2))
+        state, path = torch.tensor(start), []
+        for _ in range(self.steps):
+            for _ in range(4):
+                state = _rk4(_duffing, state, self.dt / 4)
+            path.append(state)
+        y = torch.stack(path, 1).numpy().astype(np.float32)
+        super().__init__(start[:4000], y[:4000], start[4000:], y[4000:])
+        self.variance = self.y_val.var(unbiased=False).item()
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        start, path = batch
+        reconstruction = model.decoder(model.encoder(start)).float()
+        return F.mse_loss(model(start).float(), path) + F.mse_loss(reconstruction, start)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        return {"val_mse": F.mse_loss(model(self.x_val).float(), self.y_val).item() / self.variance}
+
+    def build_model(self) -> nn.Module:
+        return _Koopman(2, 32, self.latent, self.steps)
+
+
+def _duffing(z: torch.Tensor) -> torch.Tensor:
+    x, v = z[:, 0], z[:, 1]
+    return torch.stack([v, x - x**3 - 0.2 * v], 1)
+
+
+def _rk4(field: Any, z: torch.Tensor, h: float) -> torch.Tensor:
+    k1 = field(z)
+    k2 = field(z + 0.5 * h * k1)
+    k3 = field(z + 0.5 * h * k2)
+    k4 = field(z + h * k3)
+    return z + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+class _Koopman(nn.Module):
+    def __init__(self, dims: int, width: int, latent: int, steps: int) -> None:
+        super().__init__()
+        self.encoder = nn.Sequential(
+            nn.Linear(dims, width), nn.Tanh(), nn.Linear(width, width), nn.Tanh(), nn.Linear(width, latent)
+        )
+        self.decoder = nn.Sequential(
+            nn.Linear(latent, width), nn.Tanh(), nn.Linear(width, width), nn.Tanh(), nn.Linear(width, dims)
+        )
+        self.advance = nn.Linear(latent, latent, bias=False)
+        nn.init.eye_(self.advance.weight)
+        self.steps = steps
+
+    def forward(self, start: torch.Tensor) -> torch.Tensor:
+        z, states = self.encoder(start), []
+        for _ in range(self.steps):
+            z = self.advance(z)
+            states.append(z)
+        return self.decoder(torch.stack(states, 1))
+
+
+class SpatialTransformerDigits(_Classifier):
+    """A spatial transformer network (Jaderberg et al. 2015) on sklearn's 8×8 digits placed at a
+    random offset, rotation (±40°) and scale (0.8-1.2) on a 16 × 16 canvas with pixel noise 0.05,
+    a fresh placement each time a training image is drawn: a localisation MLP 256-32-6 gives an
+    affine map (started at the identity of a centred half-size crop), the canvas is resampled
+    through it into an 8 × 8 glimpse (bilinear grid sampling) and an MLP 64-64-10 names the digit;
+    both are trained end to end by the cross-entropy. Metric the val accuracy over 540 held-out
+    images placed once (1,257 to train on). A fresh workload of the twenty-sixth batch (see
+    ``CapsuleDigits``)."""
+
+    metric = "accuracy"
+
+    def __init__(self) -> None:
+        x_train, y_train, x_val, y_val = _digits_split()
+        super().__init__(x_train, y_train, x_val, y_val)
+        self.x_val = _scatter_digits(self.x_val, torch.Generator().manual_seed(599))
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank + 7)
+        for digits, labels in super().train_batches(micro_batch_size, rank, world_size, seed):
+            yield _scatter_digits(digits, generator), labels
+
+    def build_model(self) -> nn.Module:
+        return _SpatialTransformer()
+
+
+def _scatter_digits(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """8×8 digits placed on 16 × 16 canvases, each randomly moved, turned and scaled, plus noise."""
+    count = len(x)
+    angle = (torch.rand(count, generator=generator) * 80.0 - 40.0) * math.pi / 180
+    scale = 0.8 + 0.4 * torch.rand(count, generator=generator)
+    shift = torch.rand(count, 2, generator=generator) * 0.9 - 0.45
+    # grid_sample maps canvas coordinates to digit coordinates, the inverse of the placement;
+    # the digit covers half the canvas at scale 1.
+    cos, sin = 2.0 * torch.cos(angle) / scale, 2.0 * torch.sin(angle) / scale
+    rotation = torch.stack([torch.stack([cos, -sin], 1), torch.stack([sin, cos], 1)], 1)
+    offset = -torch.einsum("nij,nj->ni", rotation, shift)
+    theta = torch.cat([rotation, offset[:, :, None]], 2)
+    grid = F.affine_grid(theta, [count, 1, 16, 16], align_corners=False)
+    canvas = F.grid_sample(x.view(-1, 1, 8, 8), grid, align_corners=False)
+    canvas = canvas + 0.05 * torch.randn(canvas.shape, generator=generator)
+    return canvas.view(count, 256)
+
+
+class _SpatialTransformer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.locate = _mlp(256, [32], 6)
+        nn.init.zeros_(self.locate[-1].weight)
+        with torch.no_grad():
+            self.locate[-1].bias.copy_(torch.tensor([0.5, 0.0, 0.0, 0.0, 0.5, 0.0]))
+        self.classify = _mlp(64, [64], 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        theta = self.locate(x).view(-1, 2, 3)
+        grid = F.affine_grid(theta, [len(x), 1, 8, 8], align_corners=False)
+        glimpse = F.grid_sample(x.view(-1, 1, 16, 16), grid, align_corners=False)
+        return self.classify(glimpse.view(len(x), 64))
+
+
 class _Siamese(nn.Module):
     def __init__(self, inputs: int, hidden: int, code: int) -> None:
         super().__init__()
