@@ -422,6 +422,16 @@ def test_with_require_behind_no_trial_is_stopped_on_its_forecast_alone_once_one_
     assert compared > 5
 
 
+def finished_study(curves: list[dict[int, float]]) -> optuna.Study:
+    """A study whose finished trials have these curves (reports by cost)."""
+    study = optuna.create_study()
+    for curve in curves:
+        study.add_trial(
+            optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
+        )
+    return study
+
+
 def equal_cost_decisions(
     finished: list[dict[int, float]],
     level: float,
@@ -431,11 +441,7 @@ def equal_cost_decisions(
 ) -> tuple[PruneDecision, PruneDecision]:
     """Both pruners' decisions on a new trial at its second report (``level``, after ``first``,
     by default ``level + 0.005``), in a study whose finished trials have these curves."""
-    study = optuna.create_study()
-    for curve in finished:
-        study.add_trial(
-            optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
-        )
+    study = finished_study(finished)
     trial = study.ask()
     first = level + 0.005 if first is None else first
     for cost, value in zip((EVERY, 2 * EVERY), (first, level), strict=True):
@@ -569,11 +575,7 @@ def test_study_shift_moves_the_probability_by_how_the_finished_trials_forecasts_
     shifted = TimeToTargetPruner(TARGET, study_shift=True, **plain)
     with pytest.raises(ValueError, match="study_shift"):
         TimeToTargetPruner(TARGET, study_shift=2)
-    study = optuna.create_study()
-    for curve in plateau_winners():
-        study.add_trial(
-            optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
-        )
+    study = finished_study(plateau_winners())
     stopped = {c: 2.9 for c in PLATEAU_COSTS[:4]}
     study.add_trial(
         optuna.trial.create_trial(
@@ -615,11 +617,7 @@ def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sa
     with pytest.raises(ValueError, match="plateau_references"):
         TimeToTargetPruner(TARGET, plateau_references=2)
 
-    study = optuna.create_study()
-    for curve in finished:
-        study.add_trial(
-            optuna.trial.create_trial(value=1.0, intermediate_values=curve, distributions={}, params={})
-        )
+    study = finished_study(finished)
     trial = study.ask()
     for i, cost in enumerate(PLATEAU_COSTS[:4]):
         trial.report(2.80 + 0.01 * (-1) ** i, step=cost)
