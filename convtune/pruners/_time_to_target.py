@@ -116,7 +116,10 @@ poisson_counts, as under ``behind_reports = 2``), 194 hits against 192, near-bes
 stopped by a forecast 6 -> 1 (gan_ring 11 of 27 -> 0 at 20 seeds); batch 16 unchanged (4 of 4)."""
 DEFAULT_STUDY_SHIFT = False
 """Whether the probability a forecast stop reads is moved by the study's own bias (see the
-option). Off until its check (docs/benchmarks.md, "Check N") says otherwise."""
+option). Not adopted by the check pre-registered in docs/benchmarks.md (session 45, "Check N"):
+on vit_digits, whose runs sit at chance and then fall, it stopped 3 of 106 near-best
+configurations where the default stopped 16, but where the default stopped none it kept trials
+that did not win and cost 1.14-1.21x on 4 of 16 workloads, two of four on a held-out batch."""
 WINNERS_QUORUM = 2
 """Finished trials that reached the target by the bar that ``pause_winners`` needs before it
 pauses (fewer: no pause). Fixed, not tuned."""
@@ -423,7 +426,9 @@ class TimeToTargetPruner(BasePruner):
             :func:`convtune.curves.shift_probability` applies it. The calibration is fitted
             pooling other workloads and runs low or high on a given one; on eight workloads it
             was not fitted on, the shift made ``probability`` better calibrated
-            (docs/benchmarks.md, "Check M"). :data:`DEFAULT_STUDY_SHIFT` (off).
+            (docs/benchmarks.md, "Check M"). In the pruner it kept near-best runs where the
+            forecasts ran low and cost more elsewhere (docs/benchmarks.md, "Check N").
+            :data:`DEFAULT_STUDY_SHIFT` (off).
     """
 
     def __init__(
