@@ -861,6 +861,38 @@ _FRESH26 = (
         "each draw (1,257 / 540 placed once); val accuracy",
     ),
 )  # fmt: skip
+_FRESH27 = (
+    CorpusWorkload(
+        "jigsaw_sinkhorn", wl.JigsawSinkhorn, "permutation learning, Sinkhorn normalisation (jigsaw puzzles)",
+        "val_placement", "maximize", (0.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="pieces embedded by an MLP 4-32-32 with the mean embedding as context, MLP 64-32-16 scoring "
+        "each against 16 places, 10 rounds of log-space Sinkhorn, on sklearn load_digits cut into 16 pieces of "
+        "2x2 pixels and shuffled (1,257 reshuffled each draw / 540 shuffled once); val share of places given "
+        "their own piece by the Hungarian assignment",
+    ),
+    CorpusWorkload(
+        "equilibrium_classifier", wl.EquilibriumClassifier,
+        "deep equilibrium model, fixed-point iteration, Jacobian-free backprop", "val_loss", "minimize",
+        (0.0, None), 49152, 2048, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="one tanh layer of width 48 (recurrent weight scaled to Frobenius norm 0.9) iterated 24 "
+        "times without gradients and 2 with, a linear head, on a 4-class make_classification problem (16 "
+        "features, 2 clusters a class; 2,800 / 1,200); val cross-entropy",
+    ),
+    CorpusWorkload(
+        "hermite_single_index", wl.HermiteSingleIndex,
+        "single-index model of information exponent 3, plateau then drop", "val_mse", "minimize", (0.0, None),
+        196608, 8192, 2e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 32-64-1 learning He3(w.x)/sqrt(6) of a hidden direction w in 32 Gaussian dimensions, "
+        "noise 0.1 (8,000 / 1,000); val MSE (about 0.9 before w is found, noise floor 0.01)",
+    ),
+    CorpusWorkload(
+        "deep_cca_views", wl.DeepCCAViews, "deep canonical correlation analysis, two views of a shared latent",
+        "val_cca", "maximize", (0.0, 1.0), 49152, 2048, 1e-3, ("adamw", "sgd", "lamb"), (64, 128), (0, 30),
+        description="an MLP 16-32-32-4 per view maximising the sum of squared canonical correlations of the "
+        "codes in each micro-batch, on two views made by random tanh networks from a shared 4-dim latent, 4 "
+        "nuisance latents each and noise 0.1 (4,000 / 1,000 pairs); val mean canonical correlation",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -888,6 +920,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     24: tuple(w.name for w in _FRESH24),
     25: tuple(w.name for w in _FRESH25),
     26: tuple(w.name for w in _FRESH26),
+    27: tuple(w.name for w in _FRESH27),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -920,6 +953,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH24,
         _FRESH25,
         _FRESH26,
+        _FRESH27,
     )
     for w in batch
 }

@@ -4858,6 +4858,220 @@ class _SpatialTransformer(nn.Module):
         return self.classify(glimpse.view(len(x), 64))
 
 
+class JigsawSinkhorn(_Tabular):
+    """Permutation learning with Sinkhorn normalisation (Mena et al. 2018, Gumbel-Sinkhorn without
+    the noise): sklearn's 8×8 digits are cut into 16 pieces of 2 × 2 pixels, shuffled, and the
+    network is to put them back. Each piece is embedded by an MLP 4-32-32, the mean of the
+    embeddings is joined to each as context, and an MLP 64-32-16 scores the piece against the 16
+    places; 10 rounds of Sinkhorn normalisation in log space make the scores a doubly stochastic
+    matrix, trained by the negative log of each piece's true place. Evaluation assigns the pieces
+    by the Hungarian method; a place counts as right when it gets a piece equal to its own (blank
+    pieces are interchangeable). Metric the val placement accuracy over 540 held-out digits
+    shuffled once (1,257 to train on, reshuffled at every draw). A fresh workload of the
+    twenty-seventh batch."""
+
+    metric = "val_placement"
+    pieces = 16
+
+    def __init__(self) -> None:
+        x_train, y_train, x_val, y_val = _digits_split()
+        super().__init__(_cut_pieces(x_train), y_train, _cut_pieces(x_val), y_val)
+        generator = torch.Generator().manual_seed(601)
+        self.val_order = torch.argsort(torch.rand(len(self.x_val), self.pieces, generator=generator), 1)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank + 11)
+        for pieces, _ in super().train_batches(micro_batch_size, rank, world_size, seed):
+            order = torch.argsort(torch.rand(len(pieces), self.pieces, generator=generator), 1)
+            yield torch.gather(pieces, 1, order[:, :, None].expand_as(pieces)), order
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        shuffled, order = batch  # piece i of a shuffled puzzle belongs at place order[i]
+        log_assign = model(shuffled).float()
+        return -torch.gather(log_assign, 2, order[:, :, None]).mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        from scipy.optimize import linear_sum_assignment
+
+        order = self.val_order
+        shuffled = torch.gather(self.x_val, 1, order[:, :, None].expand_as(self.x_val))
+        log_assign = model(shuffled).float()
+        if not torch.isfinite(log_assign).all():
+            return {"val_placement": math.nan}
+        placed = torch.empty_like(order)
+        for n, scores in enumerate(log_assign.numpy()):
+            rows, cols = linear_sum_assignment(-scores)
+            placed[n, torch.as_tensor(rows)] = torch.as_tensor(cols, dtype=placed.dtype)
+        # The puzzle as rebuilt: the piece put at each place, against the piece that belongs there.
+        rebuilt = torch.zeros_like(self.x_val).scatter_(1, placed[:, :, None].expand_as(shuffled), shuffled)
+        right = (rebuilt - self.x_val).abs().amax(-1) < 1e-6
+        exact = (placed == order).float().mean().item()
+        return {"val_placement": right.float().mean().item(), "val_exact_place": exact}
+
+    def build_model(self) -> nn.Module:
+        return _SinkhornJigsaw(4, 32, self.pieces)
+
+
+def _cut_pieces(x: np.ndarray) -> np.ndarray:
+    """8×8 images (flattened) cut into 16 pieces of 2 × 2 pixels, in row-major place order."""
+    return x.reshape(-1, 4, 2, 4, 2).transpose(0, 1, 3, 2, 4).reshape(-1, 16, 4)
+
+
+class _SinkhornJigsaw(nn.Module):
+    rounds = 10
+
+    def __init__(self, inputs: int, width: int, places: int) -> None:
+        super().__init__()
+        self.embed = nn.Sequential(nn.Linear(inputs, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU())
+        self.score = _mlp(2 * width, [width], places)
+
+    def forward(self, pieces: torch.Tensor) -> torch.Tensor:
+        h = self.embed(pieces)
+        context = h.mean(1, keepdim=True).expand_as(h)
+        log_assign = self.score(torch.cat([h, context], -1))
+        for _ in range(self.rounds):
+            log_assign = log_assign - torch.logsumexp(log_assign, 2, keepdim=True)  # rows: pieces
+            log_assign = log_assign - torch.logsumexp(log_assign, 1, keepdim=True)  # columns: places
+        return log_assign
+
+
+class EquilibriumClassifier(_Classifier):
+    """A deep equilibrium model (Bai et al. 2019): one tanh layer ``z = tanh(W z + U x + b)``
+    applied until it settles, its fixed point read by a linear head. W is a free matrix scaled to
+    Frobenius norm 0.9, so the map contracts and the fixed point exists; the forward pass runs 24
+    iterations from zero without gradients and 2 more with them (Jacobian-free, "phantom"
+    gradients, Fung et al. 2022) instead of solving the implicit backward system. Width 48, on a
+    4-class ``make_classification`` problem (16 features, 10 informative, two clusters a class,
+    2% flipped labels; 2,800 / 1,200). Metric the val cross-entropy. A fresh workload of the
+    twenty-seventh batch (see ``JigsawSinkhorn``)."""
+
+    metric = "val_loss"
+
+    def __init__(self) -> None:
+        super().__init__(
+            *_standardised_classification(
+                n_samples=4000, n_features=16, n_informative=10, n_redundant=2, n_classes=4,
+                n_clusters_per_class=2, flip_y=0.02, class_sep=1.0, random_state=607,
+            )
+        )  # fmt: skip
+
+    def build_model(self) -> nn.Module:
+        return _Equilibrium(16, 48, 4)
+
+
+class _Equilibrium(nn.Module):
+    settle, backprop, norm = 24, 2, 0.9
+
+    def __init__(self, inputs: int, width: int, classes: int) -> None:
+        super().__init__()
+        self.inject = nn.Linear(inputs, width)
+        self.weight = nn.Parameter(torch.randn(width, width) / math.sqrt(width))
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weight = self.norm * self.weight / self.weight.norm()
+        injected = self.inject(x)
+        z = torch.zeros_like(injected)
+        with torch.no_grad():
+            for _ in range(self.settle):
+                z = torch.tanh(z @ weight.T + injected)
+        for _ in range(self.backprop):
+            z = torch.tanh(z @ weight.T + injected)
+        return self.head(z)
+
+
+class HermiteSingleIndex(_Regressor):
+    """A single-index model of information exponent 3 (Ben Arous et al. 2021): the target is
+    He₃(w·x) / √6 = ((w·x)³ − 3 w·x) / √6 of a hidden unit direction w in 32 Gaussian dimensions,
+    plus noise of std 0.1, learned by an MLP 32-64-1. The target has no linear or quadratic part
+    along w, so the gradient at a random start barely points to it: the loss sits at the target's
+    variance (0.89 on the val points) until the first layer finds w, then drops; the smaller the
+    LR, the longer the plateau. Metric the val MSE over 1,000 fixed points (8,000 to train on;
+    noise floor 0.01). A fresh workload of the twenty-seventh batch (see ``JigsawSinkhorn``)."""
+
+    metric = "val_mse"
+    dims = 32
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(613)
+        direction = rng.normal(size=self.dims)
+        direction /= np.linalg.norm(direction)
+        x = rng.normal(size=(9000, self.dims))
+        z = x @ direction
+        y = (z**3 - 3 * z) / math.sqrt(6) + 0.1 * rng.normal(size=9000)
+        super().__init__(x[:8000], y[:8000], x[8000:], y[8000:])
+
+    def build_model(self) -> nn.Module:
+        return _mlp(self.dims, [64], 1)
+
+
+class DeepCCAViews(_Tabular):
+    """Deep canonical correlation analysis (Andrew et al. 2013): two views of 16 features each,
+    made by different random tanh networks from a shared 4-dim latent plus 4 nuisance latents of
+    their own and noise of std 0.1; an MLP 16-32-32-4 per view, trained to maximise the sum of
+    squared canonical correlations of the two codes within each micro-batch (covariances with a
+    ridge of 1e-3, whitened by Cholesky factors). Metric the mean of the 4 canonical correlations
+    of the codes over 1,000 held-out pairs (4,000 to train on): 0.2-0.5 for a random start's
+    codes, about 0.9 once the shared latent is found and the nuisances are left out (the noise
+    and the saturating views keep it below 1). A fresh workload of the twenty-seventh batch (see
+    ``JigsawSinkhorn``)."""
+
+    metric = "val_cca"
+    features, shared, nuisance = 16, 4, 4
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(617)
+        latent = rng.uniform(-1.5, 1.5, (5000, self.shared))
+        views, latents = [], self.shared + self.nuisance
+        for _ in range(2):
+            own = rng.uniform(-1.5, 1.5, (5000, self.nuisance))
+            inner = rng.normal(size=(latents, 32)) / math.sqrt(latents)
+            outer = rng.normal(size=(32, self.features)) / math.sqrt(32)
+            view = np.tanh(2.0 * np.concatenate([latent, own], 1) @ inner) @ outer
+            views.append(view + 0.1 * rng.normal(size=view.shape))
+        x = np.concatenate(views, 1)
+        x = (x - x[:4000].mean(0)) / x[:4000].std(0)
+        super().__init__(x[:4000], np.zeros(4000, np.float32), x[4000:], np.zeros(1000, np.float32))
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        left, right = model(batch[0])
+        return -(_whitened_cross(left.float(), right.float(), 1e-3) ** 2).sum()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        left, right = model(self.x_val)
+        cross = _whitened_cross(left.double(), right.double(), 1e-6)
+        if not torch.isfinite(cross).all():
+            return {"val_cca": math.nan}
+        return {"val_cca": torch.linalg.svdvals(cross).clamp(0.0, 1.0).mean().item()}
+
+    def build_model(self) -> nn.Module:
+        return _TwoViews(self.features, 32, self.shared)
+
+
+def _whitened_cross(left: torch.Tensor, right: torch.Tensor, ridge: float) -> torch.Tensor:
+    """The cross-covariance of two codes whitened on both sides; its singular values are the
+    canonical correlations."""
+    left, right = left - left.mean(0), right - right.mean(0)
+    count, eye = len(left) - 1, torch.eye(left.shape[1], dtype=left.dtype)
+    chol_left = torch.linalg.cholesky_ex(left.T @ left / count + ridge * eye).L
+    chol_right = torch.linalg.cholesky_ex(right.T @ right / count + ridge * eye).L
+    cross = torch.linalg.solve_triangular(chol_left, left.T @ right / count, upper=False)
+    return torch.linalg.solve_triangular(chol_right, cross.T, upper=False).T
+
+
+class _TwoViews(nn.Module):
+    def __init__(self, features: int, width: int, code: int) -> None:
+        super().__init__()
+        self.features = features
+        self.left = _mlp(features, [width, width], code)
+        self.right = _mlp(features, [width, width], code)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.left(x[:, : self.features]), self.right(x[:, self.features :])
+
+
 class _Siamese(nn.Module):
     def __init__(self, inputs: int, hidden: int, code: int) -> None:
         super().__init__()
