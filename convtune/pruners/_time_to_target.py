@@ -724,7 +724,7 @@ class TimeToTargetPruner(BasePruner):
         threshold = epsilon / rungs
         probability = reach_probability(forecast, bar)
         if self._study_shift:
-            planned_end = self._horizon(trial)
+            planned_end = self._planned_end(_schedule(trial))
             share = costs[-1] / planned_end if planned_end else math.nan
             probability = shift_probability(probability, self._study_offset(study_name, finished, share))
         steady = not math.isfinite(incumbent) and self._improving(costs, values, bar)
@@ -753,9 +753,8 @@ class TimeToTargetPruner(BasePruner):
             threshold = behind_threshold
         return PruneDecision(False, "may-beat-incumbent", forecast, incumbent, probability, threshold)
 
-    def _horizon(self, trial: FrozenTrial) -> float | None:
-        """The trial's planned end: its schedule's, else ``max_cost`` (``None``: unknown)."""
-        schedule = _schedule(trial)
+    def _planned_end(self, schedule: LRSchedule | None) -> float | None:
+        """A trial's planned end: its schedule's, else ``max_cost`` (``None``: unknown)."""
         return schedule.horizon if schedule is not None else self._max_cost
 
     def _study_offset(self, study_name: str, finished: Sequence[FrozenTrial], share: float) -> float:
@@ -914,7 +913,7 @@ class TimeToTargetPruner(BasePruner):
         if costs is None or values is None:
             costs, values = _curve(trial)
         schedule = _schedule(trial)
-        horizon = schedule.horizon if schedule is not None else self._max_cost
+        horizon = self._planned_end(schedule)
         return forecast_time_to_target(
             costs,
             values,
@@ -961,7 +960,7 @@ class TimeToTargetPruner(BasePruner):
         # Read only where forecasts use it: the option is off by default.
         reference = ReferenceRun.of(costs, values, self._target) if self._plateau_references else None
         planned = _schedule(trial)
-        horizon = planned.horizon if planned is not None else (self._max_cost or math.inf)
+        horizon = self._planned_end(planned) or math.inf
         schedule = planned if self._pause_phase else None  # read only by that option
         return _Finished(trial.number, ttt, fit, costs, gaps, noise, reference, schedule, stopped, horizon)
 
