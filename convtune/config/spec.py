@@ -46,6 +46,7 @@ PRUNER_OPTIONS = (
     "behind_reports",
     "jump_veto",
     "study_shift",
+    "study_shift_z",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

@@ -144,7 +144,10 @@ def mix_crossings(
 
 
 def study_offset(
-    probabilities: Sequence[float], reached: Sequence[bool], prior_sd: float = STUDY_OFFSET_PRIOR_SD
+    probabilities: Sequence[float],
+    reached: Sequence[bool],
+    prior_sd: float = STUDY_OFFSET_PRIOR_SD,
+    min_z: float = 0.0,
 ) -> float:
     """The logit offset that best fits how a study's forecasts came out.
 
@@ -152,10 +155,15 @@ def study_offset(
     their runs) of reaching within their planned run; ``reached``: whether each did. The offset
     ``b`` maximises the likelihood of the outcomes under ``σ(logit p + b)`` with a normal prior
     of sd ``prior_sd`` on ``b`` (a convex problem, solved by Newton's method); 0 with no runs.
+    With ``min_z > 0`` the offset is kept only where it stands at least ``min_z`` posterior sds
+    (the Laplace approximation at ``b``) from 0, else 0: a few runs that came out a little
+    differently from their forecasts say little about the study's bias.
 
     Example:
         >>> round(study_offset([0.2, 0.3, 0.25, 0.2], [True, True, False, True]), 2)  # ran low
         1.09
+        >>> study_offset([0.2, 0.3, 0.25, 0.2], [True, True, False, True], min_z=2.0)  # 1.7 sds
+        0.0
         >>> study_offset([], [])
         0.0
     """
@@ -171,6 +179,11 @@ def study_offset(
         b -= step
         if abs(step) < 1e-10:
             break
+    if min_z > 0.0:
+        q = 1.0 / (1.0 + np.exp(-(z + b)))
+        posterior_sd = 1.0 / np.sqrt(float(np.sum(q * (1.0 - q))) + precision)
+        if abs(b) < min_z * posterior_sd:
+            return 0.0
     return float(np.clip(b, -10.0, 10.0))
 
 

@@ -120,6 +120,9 @@ option). Not adopted by the check pre-registered in docs/benchmarks.md (session 
 on vit_digits, whose runs sit at chance and then fall, it stopped 3 of 106 near-best
 configurations where the default stopped 16, but where the default stopped none it kept trials
 that did not win and cost 1.14-1.21x on 4 of 16 workloads, two of four on a held-out batch."""
+DEFAULT_STUDY_SHIFT_Z = 0.0
+"""How many posterior sds from 0 ``study_shift``'s offset must stand before it is applied (see the
+option). 0: always applied, as in check N. Session 46's check O (docs/benchmarks.md) measures 2."""
 WINNERS_QUORUM = 2
 """Finished trials that reached the target by the bar that ``pause_winners`` needs before it
 pauses (fewer: no pause). Fixed, not tuned."""
@@ -429,6 +432,11 @@ class TimeToTargetPruner(BasePruner):
             (docs/benchmarks.md, "Check M"). In the pruner it kept near-best runs where the
             forecasts ran low and cost more elsewhere (docs/benchmarks.md, "Check N").
             :data:`DEFAULT_STUDY_SHIFT` (off).
+        study_shift_z:
+            Under ``study_shift``, apply the offset only where it stands at least this many
+            posterior sds from 0 (``min_z`` of :func:`convtune.curves.study_offset`): a study
+            whose few finished trials came out a little off their forecasts is read as unbiased.
+            :data:`DEFAULT_STUDY_SHIFT_Z` (0: every offset applied).
     """
 
     def __init__(
@@ -459,6 +467,7 @@ class TimeToTargetPruner(BasePruner):
         behind_reports: int = DEFAULT_BEHIND_REPORTS,
         jump_veto: bool = DEFAULT_JUMP_VETO,
         study_shift: bool = DEFAULT_STUDY_SHIFT,
+        study_shift_z: float = DEFAULT_STUDY_SHIFT_Z,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -537,6 +546,11 @@ class TimeToTargetPruner(BasePruner):
         if study_shift not in (True, False):
             raise ValueError(f"study_shift must be true or false, got {study_shift!r}")
         self._study_shift = bool(study_shift)
+        if isinstance(study_shift_z, bool) or not (
+            isinstance(study_shift_z, int | float) and 0 <= study_shift_z < math.inf
+        ):
+            raise ValueError(f"study_shift_z must be a number >= 0, got {study_shift_z!r}")
+        self._study_shift_z = float(study_shift_z)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -776,7 +790,7 @@ class TimeToTargetPruner(BasePruner):
                 continue
             probabilities.append(forecast.probability)
             reached.append(summary.time_to_target <= summary.horizon)
-        return study_offset(probabilities, reached)
+        return study_offset(probabilities, reached, min_z=self._study_shift_z)
 
     def _behind_at_last_reports(
         self, summaries: Sequence[_Finished], costs: np.ndarray, values: np.ndarray

@@ -17,6 +17,7 @@ from convtune.pruners import (
     DEFAULT_MARGIN,
     DEFAULT_PLATEAU_REFERENCES,
     DEFAULT_STUDY_SHIFT,
+    DEFAULT_STUDY_SHIFT_Z,
     LR_SCHEDULE_ATTR,
     STOP_PROBABILITY_ATTR,
     STOP_THRESHOLD_ATTR,
@@ -600,6 +601,22 @@ def test_study_shift_moves_the_probability_by_how_the_finished_trials_forecasts_
     assert (before.prune, before.reason) == (True, "behind-and-unlikely"), before
     assert before.probability < before.threshold <= after.probability
     assert (after.prune, after.reason) == (False, "may-beat-incumbent"), after
+
+    # study_shift_z (check O) applies the offset only where three outcomes put it that many
+    # posterior sds from 0: a gate below the offset's standing keeps the shift, one above it
+    # leaves the unshifted stop.
+    assert study_offset(said, [True] * len(said), min_z=1.0) == pytest.approx(offset)
+    assert study_offset(said, [True] * len(said), min_z=10.0) == 0.0
+    low_gate = TimeToTargetPruner(TARGET, study_shift=True, study_shift_z=1.0, **plain).decide(study, frozen)
+    high_gate = TimeToTargetPruner(TARGET, study_shift=True, study_shift_z=10.0, **plain).decide(
+        study, frozen
+    )
+    assert (low_gate.prune, low_gate.probability) == (False, pytest.approx(after.probability))
+    assert (high_gate.prune, high_gate.probability) == (True, pytest.approx(before.probability))
+    assert DEFAULT_STUDY_SHIFT_Z == 0.0
+    for bad in (-1.0, True, math.inf):
+        with pytest.raises(ValueError, match="study_shift_z"):
+            TimeToTargetPruner(TARGET, study_shift=True, study_shift_z=bad)
 
 
 def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sat_on() -> None:
