@@ -162,7 +162,7 @@ def study_offset(
     Example:
         >>> round(study_offset([0.2, 0.3, 0.25, 0.2], [True, True, False, True]), 2)  # ran low
         1.09
-        >>> study_offset([0.2, 0.3, 0.25, 0.2], [True, True, False, True], min_z=2.0)  # 1.7 sds
+        >>> study_offset([0.2, 0.3, 0.25, 0.2], [True, True, False, True], min_z=2.0)  # 1.5 sds
         0.0
         >>> study_offset([], [])
         0.0
