@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.func import functional_call, grad_and_value, vmap
 from torch.nn import functional as F
 
 Batch = tuple[torch.Tensor, torch.Tensor]
@@ -5194,8 +5195,6 @@ class PrivateDigits(_Classifier):
             yield images, labels, torch.randn(self.parameter_count, generator=generator)
 
     def loss(self, model: nn.Module, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
-        from torch.func import functional_call, grad_and_value, vmap
-
         images, labels, noise = batch
         params = dict(model.named_parameters())
 
