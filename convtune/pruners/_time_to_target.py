@@ -552,6 +552,9 @@ class TimeToTargetPruner(BasePruner):
             isinstance(study_shift_z, int | float) and 0 <= study_shift_z < math.inf
         ):
             raise ValueError(f"study_shift_z must be a number >= 0, got {study_shift_z!r}")
+        if study_shift_z > 0 and not study_shift:
+            # Silently ignored, the gate would read as a setting that was measured and did nothing.
+            raise ValueError("study_shift_z applies under study_shift only: set study_shift too")
         self._study_shift_z = float(study_shift_z)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}

@@ -617,6 +617,8 @@ def test_study_shift_moves_the_probability_by_how_the_finished_trials_forecasts_
     for bad in (-1.0, True, math.inf):
         with pytest.raises(ValueError, match="study_shift_z"):
             TimeToTargetPruner(TARGET, study_shift=True, study_shift_z=bad)
+    with pytest.raises(ValueError, match="study_shift_z applies under study_shift only"):
+        TimeToTargetPruner(TARGET, study_shift_z=2.0)
 
 
 def test_plateau_references_keep_a_trial_on_the_plateau_every_finished_winner_sat_on() -> None:
