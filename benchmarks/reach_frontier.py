@@ -1,0 +1,195 @@
+"""How well can a curve's first part say whether it reaches within its run? A bound, not a forecaster.
+
+Issue 16 asks two things of the same call at a quarter of the planned run: among runs that reach
+later, at most 5% called "never"; among runs that never reach, at least 80% called "not within
+the run". Both are one threshold on one score (the probability of reaching within the run), so
+together they ask for a separation: a score under which the 5% lowest of the reaching runs still
+stand above 80% of the non-reaching ones. This benchmark measures the best separation it can
+find, leave-one-workload-out, and gives the threshold every advantage:
+
+* the score is a classifier of "reaches within the run" fitted on every *other* workload (each
+  workload weighing the same) on the curve features of the shipped reach model
+  (:func:`convtune.curves._reach.reach_features` at the planned end, the schedule features
+  included; the raw forecast's share left out, which keeps this cheap) and three more of the
+  curve's shape: a logistic regression, as the shipped model is, and scikit-learn's gradient
+  boosting, which may read any interaction of them;
+* on the held-out workload the threshold is an oracle's, chosen on that workload's own answers:
+  exactly 5% of its reaching runs below it. The share of its non-reaching runs below the same
+  threshold is the most that any threshold on that score could call "not within the run" while
+  keeping "never" at 5%. (The forecaster's "never" also counts finite estimates beyond twice the
+  true crossing, so its trade can only be worse.)
+
+A workload "could meet both" when that share is at least 80%. Targets and cuts are
+``benchmarks/forecast.py``'s (targets that ~35% and ~60% of the complete runs reach; cuts at
+10/25/50% of the planned run; runs already at the target at the cut left out).
+
+Usage::
+
+    python benchmarks/reach_frontier.py --data benchmarks/data/corpus* --cuts 0.25 0.5
+    python benchmarks/reach_frontier.py --data benchmarks/data/corpus* --report benchmarks/data/corpus_fresh28
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from forecast import CUTS, load_all, targets_for  # noqa: E402
+
+from convtune.curves import time_to_target  # noqa: E402
+from convtune.curves._reach import CurveSummary, reach_features  # noqa: E402
+
+NEVER_SHARE = 0.05  # issue 16: at most this share of the reaching runs called "never"
+CALLED_SHARE = 0.80  # issue 16: at least this share of the non-reaching runs called so
+MIN_EACH = 20  # reaching and non-reaching cases a held-out workload needs to be scored
+_CLIP = 5.0
+
+
+@dataclass
+class Cases:
+    """The cases of one cut: a row of features per (workload, target, run)."""
+
+    workload: np.ndarray  # names, "name@folder"
+    reached: np.ndarray  # 1.0 when the run crossed the target within its planned run
+    features: np.ndarray
+
+
+def shape_features(summary: CurveSummary) -> list[float]:
+    """Three numbers of the curve's shape that the reach model does not read: how much of the
+    distance left the latest half of the curve covered, how many evaluations there are, and how
+    far the curve has moved over its whole range against the distance left."""
+    y, tiny = summary.y, 1e-12
+    left = max(float(np.min(y)) - summary.y_target, tiny)
+    half = max(2, y.size // 2)
+    recent = float(y[-half]) - float(np.min(y[-half:]))
+    return [math.log(max(recent, tiny) / left), float(y.size), math.log(max(float(np.ptp(y)), tiny) / left)]
+
+
+def build(paths: list[Path], cut: float) -> Cases:
+    names, reached, rows = [], [], []
+    for w in load_all(paths, home=False):
+        source = Path(w.source)
+        label = f"{w.name}@{(source if source.is_dir() else source.parent).name}"  # name@folder
+        for target in targets_for(w):
+            for run in w.runs:
+                truth = math.inf if run.diverged else time_to_target(run.samples, run.metric, target)
+                seen = run.samples <= cut * run.horizon + 1e-9
+                c, v = run.samples[seen], run.metric[seen]
+                if math.isfinite(time_to_target(c, v, target)):
+                    continue  # already at the target: nothing to call
+                summary = CurveSummary.of(c, v, target, run.schedule, run.horizon)
+                if summary.c.size < 2:
+                    continue
+                # The reach model's features at the planned end, without the raw share (index 0).
+                x = reach_features(summary, 0.5, run.horizon)[1:]
+                extra = np.clip(shape_features(summary), -_CLIP, _CLIP)
+                names.append(label)
+                reached.append(float(truth <= run.horizon))
+                rows.append(np.concatenate([x, extra]))
+    widths = Counter(len(r) for r in rows)
+    width = widths.most_common(1)[0][0] if widths else 0
+    keep = [i for i, r in enumerate(rows) if len(r) == width]  # runs without a schedule, if any, left out
+    return Cases(
+        np.array([names[i] for i in keep]),
+        np.array([reached[i] for i in keep]),
+        np.array([rows[i] for i in keep]).reshape(len(keep), width),
+    )
+
+
+def held_out_scores(cases: Cases, held: str, model: str) -> np.ndarray:
+    """The held-out workload's scores from a model fitted on every other workload."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    test = cases.workload == held
+    train = ~test
+    counts = Counter(cases.workload[train].tolist())
+    weight = np.array([1.0 / counts[n] for n in cases.workload[train]])
+    weight *= weight.size / weight.sum()
+    x, y = cases.features[train], cases.reached[train]
+    if model == "logistic":
+        mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
+        fitted = LogisticRegression(max_iter=2000).fit((x - mean) / scale, y, sample_weight=weight)
+        return fitted.decision_function((cases.features[test] - mean) / scale)
+    fitted = HistGradientBoostingClassifier(
+        max_iter=150, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=100, random_state=0
+    ).fit(x, y, sample_weight=weight)
+    return fitted.predict_proba(cases.features[test])[:, 1]
+
+
+def frontier(scores: np.ndarray, reached: np.ndarray) -> tuple[float, float, float]:
+    """(ROC AUC, the most non-reaching runs called so with "never" at 5%, the least "never" with
+    80% called so), each under the held-out workload's own best threshold."""
+    from sklearn.metrics import roc_auc_score
+
+    pos, neg = scores[reached == 1], scores[reached == 0]
+    at_never = float(np.mean(neg < np.quantile(pos, NEVER_SHARE)))
+    at_called = float(np.mean(pos <= np.quantile(neg, CALLED_SHARE)))
+    return float(roc_auc_score(reached, scores)), at_never, at_called
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", type=Path, nargs="+", required=True, help="grid files or folders")
+    parser.add_argument("--cuts", type=float, nargs="*", default=[c for c in CUTS if c >= 0.25])
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="*",
+        default=None,
+        help="score only the workloads loaded from these (they must also be in --data); all by default",
+    )
+    parser.add_argument(
+        "--models", nargs="*", default=["logistic", "boosting"], choices=["logistic", "boosting"]
+    )
+    args = parser.parse_args(argv)
+    report = {str(p) for p in args.report} if args.report else None
+    print(
+        '| cut | model | workloads | ROC AUC (median) | non-reaching called so, with "never" at 5% '
+        '(median) | could meet both | "never", with 80% called so (median) |'
+    )
+    print("|---|---|---|---|---|---|---|")
+    for cut in args.cuts:
+        cases = build(args.data, cut)
+        names = sorted(set(cases.workload.tolist()))
+        if report is not None:
+            names = [n for n in names if any(n.endswith("@" + Path(r).name) for r in report)]
+        for model in args.models:
+            rows = []
+            for held in names:
+                test = cases.workload == held
+                n_reach = int(cases.reached[test].sum())
+                if min(n_reach, int(test.sum()) - n_reach) < MIN_EACH:
+                    continue
+                rows.append(frontier(held_out_scores(cases, held, model), cases.reached[test]))
+                if report is not None:
+                    auc, called, never = rows[-1]
+                    print(
+                        f"| {cut:.0%} | {model} | {held} | {auc:.3f} | {called:.0%} | "
+                        f"{'yes' if called >= CALLED_SHARE else 'no'} | {never:.0%} |"
+                    )
+            if not rows:
+                continue
+            aucs, called, never = (np.array(col) for col in zip(*rows, strict=True))
+            print(
+                f"| {cut:.0%} | {model} | {len(rows)} | {statistics.median(aucs):.3f} | "
+                f"{statistics.median(called):.0%} | {int(np.sum(called >= CALLED_SHARE))} of {len(rows)} | "
+                f"{statistics.median(never):.0%} |",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,51 @@
+"""The reach bound (``benchmarks/reach_frontier.py``): the oracle threshold's trade on scores with a
+known answer, and the script as a user runs it on three corpus workloads."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "benchmarks" / "data" / "corpus"
+
+
+def test_a_perfect_score_meets_both_bars_and_a_blind_one_neither(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    frontier = benchmark_script("reach_frontier").frontier
+    reached = np.array([1.0] * 100 + [0.0] * 100)
+    auc, called, never = frontier(np.where(reached == 1, 1.0, 0.0) + np.linspace(0, 0.5, 200), reached)
+    assert (auc, called, never) == (1.0, 1.0, 0.0)
+    # The same scores for both: below the 5% quantile of the reaching runs lie 5% of the others too.
+    same = np.tile(np.linspace(0.0, 1.0, 100), 2)
+    auc, called, never = frontier(same, reached)
+    assert auc == pytest.approx(0.5)
+    assert called == pytest.approx(0.05, abs=0.011)
+    assert never == pytest.approx(0.80, abs=0.011)
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_the_script_scores_each_workload_held_out(tmp_path: Path) -> None:
+    data = [str(CORPUS / f"{w}.jsonl.gz") for w in ("regression_r2", "logreg_digits", "friedman_mse")]
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "reach_frontier.py"), "--data", *data]
+    cmd += ["--cuts", "0.5", "--models", "logistic", "--report", str(CORPUS)]
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [r for r in done.stdout.splitlines() if r.startswith("| 50% | logistic | ")]
+    per_workload = [r for r in rows if "@corpus |" in r]
+    assert len(per_workload) >= 2  # each scored one fitted on the others
+    summary = rows[-1]
+    assert re.match(
+        rf"\| 50% \| logistic \| {len(per_workload)} \| 0\.\d{{3}} \| \d+% \| \d of {len(per_workload)} \|",
+        summary,
+    )
