@@ -5164,8 +5164,12 @@ class _RidgeMeta(nn.Module):
         known, asked = phi[:, : self.shots], phi[:, self.shots :]
         # The ridge head w = S^T (S S^T + lambda I)^-1 y, solved in the 10 x 10 dual of each task.
         gram = known @ known.transpose(1, 2) + self.log_penalty.exp() * torch.eye(self.shots)
-        head = known.transpose(1, 2) @ torch.linalg.solve(gram, support[..., None])
-        return (asked @ head).squeeze(-1)
+        solved, failed = torch.linalg.solve_ex(gram, support[..., None])
+        if bool(failed.any()):
+            # The features collapsed and the penalty went to 0: a numerical blow-up, which the
+            # engine records as diverged through the NaN loss (torch.linalg.solve would raise).
+            return asked[..., 0] * math.nan  # still on the graph, so backward runs
+        return (asked @ (known.transpose(1, 2) @ solved)).squeeze(-1)
 
 
 class PrivateDigits(_Classifier):
