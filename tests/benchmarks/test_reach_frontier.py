@@ -23,11 +23,14 @@ def test_a_perfect_score_meets_both_bars_and_a_blind_one_neither(
 ) -> None:
     frontier = benchmark_script("reach_frontier").frontier
     reached = np.array([1.0] * 100 + [0.0] * 100)
-    auc, called, never = frontier(np.where(reached == 1, 1.0, 0.0) + np.linspace(0, 0.5, 200), reached)
+    auc, called, never, _, _ = frontier(np.where(reached == 1, 1.0, 0.0) + np.linspace(0, 0.5, 200), reached)
     assert (auc, called, never) == (1.0, 1.0, 0.0)
+    # A threshold fitted elsewhere: between the two groups it gets both right, above them neither.
+    assert frontier(np.where(reached == 1, 1.0, 0.0), reached, 0.5)[3:] == (0.0, 1.0)
+    assert frontier(np.where(reached == 1, 1.0, 0.0), reached, 2.0)[3:] == (1.0, 1.0)
     # The same scores for both: below the 5% quantile of the reaching runs lie 5% of the others too.
     same = np.tile(np.linspace(0.0, 1.0, 100), 2)
-    auc, called, never = frontier(same, reached)
+    auc, called, never, _, _ = frontier(same, reached)
     assert auc == pytest.approx(0.5)
     assert called == pytest.approx(0.05, abs=0.011)
     assert never == pytest.approx(0.80, abs=0.011)
@@ -46,6 +49,19 @@ def test_the_script_scores_each_workload_held_out(tmp_path: Path) -> None:
     assert len(per_workload) >= 2  # each scored one fitted on the others
     summary = rows[-1]
     assert re.match(
-        rf"\| 50% \| logistic \| {len(per_workload)} \| 0\.\d{{3}} \| \d+% \| \d of {len(per_workload)} \|",
+        rf"\| 50% \| logistic \| {len(per_workload)} \| 0\.\d{{3}} \| \d+% \| \d of {len(per_workload)} \| "
+        rf"\d+% \| \d+% / \d+% \(\d of {len(per_workload)} ≤ 5%, \d ≥ 80%\) \|$",
         summary,
     )
+
+
+def test_the_fitted_threshold_weighs_each_workload_the_same(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    weighted_quantile = benchmark_script("reach_frontier").weighted_quantile
+    # 90 cases of one workload at 0, 10 of another at 1: each workload half the weight.
+    values = np.array([0.0] * 90 + [1.0] * 10)
+    weight = np.array([1 / 90] * 90 + [1 / 10] * 10)
+    assert weighted_quantile(values, weight, 0.4) == 0.0
+    assert weighted_quantile(values, weight, 0.6) == 1.0
+    assert weighted_quantile(values, np.ones(100), 0.6) == 0.0
