@@ -20,8 +20,9 @@ find, leave-one-workload-out, and gives the threshold every advantage:
   true crossing, so its trade can only be worse.)
 
 A workload "could meet both" when that share is at least 80%. The last column is what a product
-gets instead of the oracle: the threshold under which 5% of the *fitting* workloads' reaching
-runs fall (each workload weighing the same), applied to the held-out one. Targets and cuts are
+gets instead of the oracle: a threshold fitted on the *other* workloads' reaching runs as convtune
+fits its reach thresholds (``fit_threshold``: the largest on its grid under which 5% of them fall,
+each workload weighing the same), applied to the held-out one. Targets and cuts are
 ``benchmarks/forecast.py``'s (targets that ~35% and ~60% of the complete runs reach; cuts at
 10/25/50% of the planned run; runs already at the target at the cut left out).
 
@@ -35,19 +36,20 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from forecast import CUTS, load_all, targets_for  # noqa: E402
+from forecast import CUTS, equal_workloads, load_all, targets_for  # noqa: E402
 
 from convtune.curves import time_to_target  # noqa: E402
+from convtune.curves._calibration import fit_threshold  # noqa: E402
 from convtune.curves._reach import CurveSummary, reach_features  # noqa: E402
 
 NEVER_SHARE = 0.05  # issue 16: at most this share of the reaching runs called "never"
@@ -108,49 +110,57 @@ def build(paths: list[Path], cut: float) -> Cases:
 
 
 def held_out_scores(cases: Cases, held: str, model: str) -> tuple[np.ndarray, float]:
-    """The held-out workload's scores from a model fitted on every other workload, and the
-    threshold a product could ship: the one under which 5% of the *fitting* workloads' reaching
-    runs fall (each workload weighing the same), read off the model's own scores of them."""
+    """The held-out workload's probabilities of reaching from a model fitted on every other
+    workload, and the threshold a product could ship: fitted on the model's own probabilities of
+    the fitting workloads' reaching runs as convtune fits its reach thresholds
+    (:func:`convtune.curves._calibration.fit_threshold`: the largest under which 5% of them fall,
+    each workload weighing the same)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
-    test = cases.workload == held
-    train = ~test
-    counts = Counter(cases.workload[train].tolist())
-    weight = np.array([1.0 / counts[n] for n in cases.workload[train]])
+    train = cases.workload != held
+    weight = equal_workloads(cases.workload[train].tolist())
     weight *= weight.size / weight.sum()
     x, y = cases.features[train], cases.reached[train]
     if model == "logistic":
-        mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
-        fitted = LogisticRegression(max_iter=2000).fit((x - mean) / scale, y, sample_weight=weight)
-        fit_scores = fitted.decision_function((x - mean) / scale)
-        scores = fitted.decision_function((cases.features[test] - mean) / scale)
+        fitted = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+        fitted.fit(x, y, logisticregression__sample_weight=weight)
     else:
         fitted = HistGradientBoostingClassifier(
             max_iter=150, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=100, random_state=0
         ).fit(x, y, sample_weight=weight)
-        fit_scores = fitted.predict_proba(x)[:, 1]
-        scores = fitted.predict_proba(cases.features[test])[:, 1]
-    return scores, weighted_quantile(fit_scores[y == 1], weight[y == 1], NEVER_SHARE)
+    reaching = y == 1
+    fit_scores = fitted.predict_proba(x[reaching])[:, 1]
+    threshold = fit_threshold(
+        fit_scores, np.ones(fit_scores.size), np.zeros(fit_scores.size), weight[reaching]
+    )
+    return fitted.predict_proba(cases.features[~train])[:, 1], threshold
 
 
-def weighted_quantile(values: np.ndarray, weight: np.ndarray, q: float) -> float:
-    order = np.argsort(values)
-    cumulative = np.cumsum(weight[order]) / np.sum(weight)
-    return float(values[order][min(int(np.searchsorted(cumulative, q)), values.size - 1)])
+class Trade(NamedTuple):
+    """What one held-out workload's scores allow (shares of its reaching / non-reaching runs)."""
+
+    auc: float
+    called_at_oracle: float  # non-reaching runs called so, the oracle's threshold at 5% "never"
+    never_at_oracle: float  # "never", the oracle's threshold at 80% called so
+    never_fitted: float  # "never" under the threshold fitted on the other workloads
+    called_fitted: float  # non-reaching runs called so under it
 
 
-def frontier(scores: np.ndarray, reached: np.ndarray, fitted: float = math.nan) -> tuple[float, ...]:
-    """(ROC AUC, the most non-reaching runs called so with "never" at 5%, the least "never" with
-    80% called so), each under the held-out workload's own best threshold; then "never" and
-    "called so" under the ``fitted`` threshold (what a product fitted on other workloads gets)."""
+def frontier(scores: np.ndarray, reached: np.ndarray, fitted: float = math.nan) -> Trade:
+    """The held-out workload's :class:`Trade` of ``scores`` (higher: more likely to reach)."""
     from sklearn.metrics import roc_auc_score
 
     pos, neg = scores[reached == 1], scores[reached == 0]
-    at_never = float(np.mean(neg < np.quantile(pos, NEVER_SHARE)))
-    at_called = float(np.mean(pos <= np.quantile(neg, CALLED_SHARE)))
-    never, called = float(np.mean(pos < fitted)), float(np.mean(neg < fitted))
-    return float(roc_auc_score(reached, scores)), at_never, at_called, never, called
+    return Trade(
+        float(roc_auc_score(reached, scores)),
+        float(np.mean(neg < np.quantile(pos, NEVER_SHARE))),
+        float(np.mean(pos <= np.quantile(neg, CALLED_SHARE))),
+        float(np.mean(pos < fitted)),
+        float(np.mean(neg < fitted)),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,22 +200,25 @@ def main(argv: list[str] | None = None) -> int:
                 if min(n_reach, int(test.sum()) - n_reach) < MIN_EACH:
                     continue
                 scores, fitted = held_out_scores(cases, held, model)
-                rows.append(frontier(scores, cases.reached[test], fitted))
+                trade = frontier(scores, cases.reached[test], fitted)
+                rows.append(trade)
                 if report is not None:
-                    auc, called, never, f_never, f_called = rows[-1]
                     print(
-                        f"| {cut:.0%} | {model} | {held} | {auc:.3f} | {called:.0%} | "
-                        f"{'yes' if called >= CALLED_SHARE else 'no'} | {never:.0%} | {f_never:.0%} / {f_called:.0%} |"
+                        f"| {cut:.0%} | {model} | {held} | {trade.auc:.3f} | {trade.called_at_oracle:.0%} | "
+                        f"{'yes' if trade.called_at_oracle >= CALLED_SHARE else 'no'} | "
+                        f"{trade.never_at_oracle:.0%} | {trade.never_fitted:.0%} / {trade.called_fitted:.0%} |"
                     )
             if not rows:
                 continue
-            aucs, called, never, f_never, f_called = (np.array(col) for col in zip(*rows, strict=True))
+            col = {name: np.array([getattr(r, name) for r in rows]) for name in Trade._fields}
+            n = len(rows)
             print(
-                f"| {cut:.0%} | {model} | {len(rows)} | {statistics.median(aucs):.3f} | "
-                f"{statistics.median(called):.0%} | {int(np.sum(called >= CALLED_SHARE))} of {len(rows)} | "
-                f"{statistics.median(never):.0%} | {statistics.median(f_never):.0%} / "
-                f"{statistics.median(f_called):.0%} ({int(np.sum(f_never <= NEVER_SHARE))} of {len(rows)} "
-                f"≤ 5%, {int(np.sum(f_called >= CALLED_SHARE))} ≥ 80%) |",
+                f"| {cut:.0%} | {model} | {n} | {np.median(col['auc']):.3f} | "
+                f"{np.median(col['called_at_oracle']):.0%} | "
+                f"{int(np.sum(col['called_at_oracle'] >= CALLED_SHARE))} of {n} | "
+                f"{np.median(col['never_at_oracle']):.0%} | {np.median(col['never_fitted']):.0%} / "
+                f"{np.median(col['called_fitted']):.0%} ({int(np.sum(col['never_fitted'] <= NEVER_SHARE))} of {n} "
+                f"≤ 5%, {int(np.sum(col['called_fitted'] >= CALLED_SHARE))} ≥ 80%) |",
                 flush=True,
             )
     return 0
