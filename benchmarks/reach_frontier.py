@@ -22,7 +22,9 @@ find, leave-one-workload-out, and gives the threshold every advantage:
 A workload "could meet both" when that share is at least 80%. The last column is what a product
 gets instead of the oracle: a threshold fitted on the *other* workloads' reaching runs as convtune
 fits its reach thresholds (``fit_threshold``: the largest on its grid under which 5% of them fall,
-each workload weighing the same), applied to the held-out one. Targets and cuts are
+each workload weighing the same), applied to the held-out one; the last, how well the scores
+read as a probability of reaching (the Brier score, and the worst gap of a decile holding at
+least 30 cases from its observed rate, as ``benchmarks/forecast.py`` scores ``probability``). Targets and cuts are
 ``benchmarks/forecast.py``'s (targets that ~35% and ~60% of the complete runs reach; cuts at
 10/25/50% of the planned run; runs already at the target at the cut left out).
 
@@ -46,7 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from forecast import CUTS, equal_workloads, load_all, targets_for  # noqa: E402
+from forecast import CUTS, equal_workloads, load_all, max_gap, targets_for  # noqa: E402
 
 from convtune.curves import time_to_target  # noqa: E402
 from convtune.curves._calibration import fit_threshold  # noqa: E402
@@ -147,6 +149,8 @@ class Trade(NamedTuple):
     never_at_oracle: float  # "never", the oracle's threshold at 80% called so
     never_fitted: float  # "never" under the threshold fitted on the other workloads
     called_fitted: float  # non-reaching runs called so under it
+    brier: float  # of the scores read as the probability of reaching
+    worst_decile: float  # the largest gap of a decile of them (>= 30 cases) from its observed rate
 
 
 def frontier(scores: np.ndarray, reached: np.ndarray, fitted: float = math.nan) -> Trade:
@@ -160,6 +164,8 @@ def frontier(scores: np.ndarray, reached: np.ndarray, fitted: float = math.nan) 
         float(np.mean(pos <= np.quantile(neg, CALLED_SHARE))),
         float(np.mean(pos < fitted)),
         float(np.mean(neg < fitted)),
+        float(np.mean((scores - reached) ** 2)),
+        max_gap(scores.tolist(), reached.tolist()),
     )
 
 
@@ -184,9 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         '| cut | model | workloads | ROC AUC (median) | non-reaching called so, with "never" at 5% '
         '(median) | could meet both | "never", with 80% called so (median) | with the threshold fitted '
-        'on the other workloads: "never" / called so (median) |'
+        'on the other workloads: "never" / called so (median) | Brier score, worst decile gap (median) |'
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for cut in args.cuts:
         cases = build(args.data, cut)
         names = sorted(set(cases.workload.tolist()))
@@ -206,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(
                         f"| {cut:.0%} | {model} | {held} | {trade.auc:.3f} | {trade.called_at_oracle:.0%} | "
                         f"{'yes' if trade.called_at_oracle >= CALLED_SHARE else 'no'} | "
-                        f"{trade.never_at_oracle:.0%} | {trade.never_fitted:.0%} / {trade.called_fitted:.0%} |"
+                        f"{trade.never_at_oracle:.0%} | {trade.never_fitted:.0%} / {trade.called_fitted:.0%} | "
+                        f"{trade.brier:.3f}, {trade.worst_decile:.2f} |"
                     )
             if not rows:
                 continue
@@ -218,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{int(np.sum(col['called_at_oracle'] >= CALLED_SHARE))} of {n} | "
                 f"{np.median(col['never_at_oracle']):.0%} | {np.median(col['never_fitted']):.0%} / "
                 f"{np.median(col['called_fitted']):.0%} ({int(np.sum(col['never_fitted'] <= NEVER_SHARE))} of {n} "
-                f"≤ 5%, {int(np.sum(col['called_fitted'] >= CALLED_SHARE))} ≥ 80%) |",
+                f"≤ 5%, {int(np.sum(col['called_fitted'] >= CALLED_SHARE))} ≥ 80%) | "
+                f"{np.median(col['brier']):.3f}, {np.nanmedian(col['worst_decile']):.2f} |",
                 flush=True,
             )
     return 0

@@ -23,14 +23,19 @@ def test_a_perfect_score_meets_both_bars_and_a_blind_one_neither(
 ) -> None:
     frontier = benchmark_script("reach_frontier").frontier
     reached = np.array([1.0] * 100 + [0.0] * 100)
-    auc, called, never, _, _ = frontier(np.where(reached == 1, 1.0, 0.0) + np.linspace(0, 0.5, 200), reached)
+    auc, called, never, *_ = frontier(np.where(reached == 1, 1.0, 0.0) + np.linspace(0, 0.5, 200), reached)
     assert (auc, called, never) == (1.0, 1.0, 0.0)
+    # Read as probabilities, 1 for every run that reaches and 0 for the rest are perfect; 0.5 for
+    # all scores 0.25, its one decile on the observed rate.
+    perfect, even = frontier(reached, reached), frontier(np.full(200, 0.5), reached)
+    assert (perfect.brier, perfect.worst_decile, even.brier, even.worst_decile) == (0.0, 0.0, 0.25, 0.0)
     # A threshold fitted elsewhere: between the two groups it gets both right, above them neither.
-    assert frontier(np.where(reached == 1, 1.0, 0.0), reached, 0.5)[3:] == (0.0, 1.0)
-    assert frontier(np.where(reached == 1, 1.0, 0.0), reached, 2.0)[3:] == (1.0, 1.0)
+    between, above = frontier(reached, reached, 0.5), frontier(reached, reached, 2.0)
+    assert (between.never_fitted, between.called_fitted) == (0.0, 1.0)
+    assert (above.never_fitted, above.called_fitted) == (1.0, 1.0)
     # The same scores for both: below the 5% quantile of the reaching runs lie 5% of the others too.
     same = np.tile(np.linspace(0.0, 1.0, 100), 2)
-    auc, called, never, _, _ = frontier(same, reached)
+    auc, called, never, *_ = frontier(same, reached)
     assert auc == pytest.approx(0.5)
     assert called == pytest.approx(0.05, abs=0.011)
     assert never == pytest.approx(0.80, abs=0.011)
@@ -50,7 +55,7 @@ def test_the_script_scores_each_workload_held_out(tmp_path: Path) -> None:
     summary = rows[-1]
     assert re.match(
         rf"\| 50% \| logistic \| {len(per_workload)} \| 0\.\d{{3}} \| \d+% \| \d of {len(per_workload)} \| "
-        rf"\d+% \| \d+% / \d+% \(\d of {len(per_workload)} ≤ 5%, \d ≥ 80%\) \|$",
+        rf"\d+% \| \d+% / \d+% \(\d of {len(per_workload)} ≤ 5%, \d ≥ 80%\) \| 0\.\d{{3}}, (\d\.\d\d|nan) \|$",
         summary,
     )
 
