@@ -80,34 +80,38 @@ def shape_features(summary: CurveSummary) -> list[float]:
     return [math.log(max(recent, tiny) / left), float(y.size), math.log(max(float(np.ptp(y)), tiny) / left)]
 
 
-def build(paths: list[Path], cut: float) -> Cases:
-    names, reached, rows = [], [], []
+def build(paths: list[Path], cuts: list[float]) -> dict[float, Cases]:
+    """The cases of every cut, from one pass over the recorded runs."""
+    rows: dict[float, list[tuple[str, float, np.ndarray]]] = {cut: [] for cut in cuts}
     for w in load_all(paths, home=False):
         source = Path(w.source)
         label = f"{w.name}@{(source if source.is_dir() else source.parent).name}"  # name@folder
         for target in targets_for(w):
             for run in w.runs:
                 truth = math.inf if run.diverged else time_to_target(run.samples, run.metric, target)
-                seen = run.samples <= cut * run.horizon + 1e-9
-                c, v = run.samples[seen], run.metric[seen]
-                if math.isfinite(time_to_target(c, v, target)):
-                    continue  # already at the target: nothing to call
-                summary = CurveSummary.of(c, v, target, run.schedule, run.horizon)
-                if summary.c.size < 2:
-                    continue
-                # The reach model's features at the planned end, without the raw share (index 0).
-                x = reach_features(summary, 0.5, run.horizon)[1:]
-                extra = np.clip(shape_features(summary), -_CLIP, _CLIP)
-                names.append(label)
-                reached.append(float(truth <= run.horizon))
-                rows.append(np.concatenate([x, extra]))
-    widths = Counter(len(r) for r in rows)
+                for cut in cuts:
+                    seen = run.samples <= cut * run.horizon + 1e-9
+                    c, v = run.samples[seen], run.metric[seen]
+                    if math.isfinite(time_to_target(c, v, target)):
+                        continue  # already at the target: nothing to call
+                    summary = CurveSummary.of(c, v, target, run.schedule, run.horizon)
+                    if summary.c.size < 2:
+                        continue
+                    # The reach model's features at the planned end, without the raw share (index 0).
+                    x = reach_features(summary, 0.5, run.horizon)[1:]
+                    extra = np.clip(shape_features(summary), -_CLIP, _CLIP)
+                    rows[cut].append((label, float(truth <= run.horizon), np.concatenate([x, extra])))
+    return {cut: _cases(found) for cut, found in rows.items()}
+
+
+def _cases(rows: list[tuple[str, float, np.ndarray]]) -> Cases:
+    widths = Counter(len(r[2]) for r in rows)
     width = widths.most_common(1)[0][0] if widths else 0
-    keep = [i for i, r in enumerate(rows) if len(r) == width]  # runs without a schedule, if any, left out
+    kept = [r for r in rows if len(r[2]) == width]  # runs without a schedule, if any, left out
     return Cases(
-        np.array([names[i] for i in keep]),
-        np.array([reached[i] for i in keep]),
-        np.array([rows[i] for i in keep]).reshape(len(keep), width),
+        np.array([r[0] for r in kept]),
+        np.array([r[1] for r in kept]),
+        np.array([r[2] for r in kept]).reshape(len(kept), width),
     )
 
 
@@ -193,8 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         'on the other workloads: "never" / called so (median) | Brier score, worst decile gap (median) |'
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    for cut in args.cuts:
-        cases = build(args.data, cut)
+    for cut, cases in build(args.data, args.cuts).items():
         names = sorted(set(cases.workload.tolist()))
         if report is not None:
             names = [n for n in names if any(n.endswith("@" + Path(r).name) for r in report)]
