@@ -32,6 +32,13 @@ Usage::
 
     python benchmarks/reach_frontier.py --data benchmarks/data/corpus* --cuts 0.25 0.5
     python benchmarks/reach_frontier.py --data benchmarks/data/corpus* --report benchmarks/data/corpus_fresh28
+
+``--pooled`` fits each score on the cases of every cut in :data:`TREE_CUTS` at once, as the
+shipped trees are; ``--write-trees OUT`` writes the table a forecast reads them from (check AA in
+docs/benchmarks.md): ``--base`` (the shipped ``calibration.json``) with
+:class:`convtune.curves.ReachTrees` fitted on every workload of ``--data``::
+
+    python benchmarks/reach_frontier.py --data benchmarks/data/corpus* --write-trees convtune/curves/calibration.json
 """
 
 from __future__ import annotations
@@ -40,9 +47,9 @@ import argparse
 import math
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,14 +57,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from forecast import CUTS, equal_workloads, load_all, max_gap, targets_for  # noqa: E402
 
-from convtune.curves import time_to_target  # noqa: E402
-from convtune.curves._calibration import fit_threshold  # noqa: E402
-from convtune.curves._reach import CurveSummary, reach_features  # noqa: E402
+from convtune.curves import CrossingCalibration, ReachTrees, time_to_target  # noqa: E402
+from convtune.curves._calibration import DEFAULT_PATH, PROGRESS_EDGES, fit_threshold  # noqa: E402
+from convtune.curves._reach import CurveSummary, tree_features  # noqa: E402
 
 NEVER_SHARE = 0.05  # issue 16: at most this share of the reaching runs called "never"
 CALLED_SHARE = 0.80  # issue 16: at least this share of the non-reaching runs called so
 MIN_EACH = 20  # reaching and non-reaching cases a held-out workload needs to be scored
-_CLIP = 5.0
+# The cuts the shipped trees are fitted on (``--write-trees``): two or more in each bucket of
+# the share of the run seen that the calibration tells apart.
+TREE_CUTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.65, 0.8)
+PROGRESS = 1  # the column of the share of the run seen in tree_features
 
 
 @dataclass
@@ -69,19 +79,9 @@ class Cases:
     features: np.ndarray
 
 
-def shape_features(summary: CurveSummary) -> list[float]:
-    """Three numbers of the curve's shape that the reach model does not read: how much of the
-    distance left the latest half of the curve covered, how many evaluations there are, and how
-    far the curve has moved over its whole range against the distance left."""
-    y, tiny = summary.y, 1e-12
-    left = max(float(np.min(y)) - summary.y_target, tiny)
-    half = max(2, y.size // 2)
-    recent = float(y[-half]) - float(np.min(y[-half:]))
-    return [math.log(max(recent, tiny) / left), float(y.size), math.log(max(float(np.ptp(y)), tiny) / left)]
-
-
-def build(paths: list[Path], cuts: list[float]) -> dict[float, Cases]:
-    """The cases of every cut, from one pass over the recorded runs."""
+def build(paths: list[Path], cuts: list[float], schedule: bool = True) -> dict[float, Cases]:
+    """The cases of every cut, from one pass over the recorded runs; ``schedule=False``: as a
+    forecast that is not told the LR schedule sees them."""
     rows: dict[float, list[tuple[str, float, np.ndarray]]] = {cut: [] for cut in cuts}
     for w in load_all(paths, home=False):
         source = Path(w.source)
@@ -94,14 +94,21 @@ def build(paths: list[Path], cuts: list[float]) -> dict[float, Cases]:
                     c, v = run.samples[seen], run.metric[seen]
                     if math.isfinite(time_to_target(c, v, target)):
                         continue  # already at the target: nothing to call
-                    summary = CurveSummary.of(c, v, target, run.schedule, run.horizon)
+                    sched = run.schedule if schedule else None
+                    summary = CurveSummary.of(c, v, target, sched, run.horizon)
                     if summary.c.size < 2:
                         continue
-                    # The reach model's features at the planned end, without the raw share (index 0).
-                    x = reach_features(summary, 0.5, run.horizon)[1:]
-                    extra = np.clip(shape_features(summary), -_CLIP, _CLIP)
-                    rows[cut].append((label, float(truth <= run.horizon), np.concatenate([x, extra])))
+                    rows[cut].append((label, float(truth <= run.horizon), tree_features(summary)))
     return {cut: _cases(found) for cut, found in rows.items()}
+
+
+def pooled(cases: list[Cases]) -> Cases:
+    """The cases of several cuts as one set (the trees read the share of the run seen)."""
+    return Cases(
+        np.concatenate([c.workload for c in cases]),
+        np.concatenate([c.reached for c in cases]),
+        np.concatenate([c.features for c in cases]),
+    )
 
 
 def _cases(rows: list[tuple[str, float, np.ndarray]]) -> Cases:
@@ -115,34 +122,80 @@ def _cases(rows: list[tuple[str, float, np.ndarray]]) -> Cases:
     )
 
 
-def held_out_scores(cases: Cases, held: str, model: str) -> tuple[np.ndarray, float]:
-    """The held-out workload's probabilities of reaching from a model fitted on every other
-    workload, and the threshold a product could ship: fitted on the model's own probabilities of
-    the fitting workloads' reaching runs as convtune fits its reach thresholds
-    (:func:`convtune.curves._calibration.fit_threshold`: the largest under which 5% of them fall,
-    each workload weighing the same)."""
+def fit_scores(x: np.ndarray, y: np.ndarray, weight: np.ndarray, model: str) -> Any:
+    """A scikit-learn classifier of "reaches within the run" (``predict_proba``)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    train = cases.workload != held
-    weight = equal_workloads(cases.workload[train].tolist())
-    weight *= weight.size / weight.sum()
-    x, y = cases.features[train], cases.reached[train]
     if model == "logistic":
         fitted = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
-        fitted.fit(x, y, logisticregression__sample_weight=weight)
-    else:
-        fitted = HistGradientBoostingClassifier(
-            max_iter=150, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=100, random_state=0
-        ).fit(x, y, sample_weight=weight)
-    reaching = y == 1
-    fit_scores = fitted.predict_proba(x[reaching])[:, 1]
-    threshold = fit_threshold(
-        fit_scores, np.ones(fit_scores.size), np.zeros(fit_scores.size), weight[reaching]
-    )
-    return fitted.predict_proba(cases.features[~train])[:, 1], threshold
+        return fitted.fit(x, y, logisticregression__sample_weight=weight)
+    return HistGradientBoostingClassifier(
+        max_iter=150, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=100, random_state=0
+    ).fit(x, y, sample_weight=weight)
+
+
+def buckets(features: np.ndarray) -> np.ndarray:
+    """The calibration's bucket of the share of the run seen (:data:`PROGRESS_EDGES`) of each row."""
+    return np.searchsorted(PROGRESS_EDGES, features[:, PROGRESS], side="right")
+
+
+def reach_threshold(scores: np.ndarray, workloads: np.ndarray) -> float:
+    """The threshold a product could ship, fitted on the probabilities of fitting runs that
+    reached as convtune fits its reach thresholds (:func:`convtune.curves._calibration.fit_threshold`:
+    the largest under which 5% of them fall, each workload weighing the same)."""
+    weight = equal_workloads(workloads.tolist())
+    return fit_threshold(scores, np.ones(scores.size), np.zeros(scores.size), weight)
+
+
+def held_out_scores(
+    cases: Cases, held: str, model: str, train: Cases | None = None
+) -> tuple[np.ndarray, float]:
+    """The held-out workload's probabilities of reaching from a model fitted on every other
+    workload (of ``train``, by default ``cases`` itself), and the threshold a product could ship
+    (:func:`reach_threshold` on the fitting runs of the held-out cases' bucket of the run seen)."""
+    train = cases if train is None else train
+    rows = train.workload != held
+    weight = equal_workloads(train.workload[rows].tolist())
+    weight *= weight.size / weight.sum()
+    x, y = train.features[rows], train.reached[rows]
+    fitted = fit_scores(x, y, weight, model)
+    test = cases.features[cases.workload == held]
+    same = (y == 1) & (buckets(x) == np.bincount(buckets(test)).argmax())
+    threshold = reach_threshold(fitted.predict_proba(x[same])[:, 1], train.workload[rows][same])
+    return fitted.predict_proba(test)[:, 1], threshold
+
+
+def write_trees(paths: list[Path], base: Path, out: Path) -> None:
+    """``base`` (a calibration table) with :class:`convtune.curves.ReachTrees` fitted on every
+    workload of ``paths`` at :data:`TREE_CUTS`, one for forecasts told the schedule and one for
+    those that are not, each with a reach threshold per bucket of the share of the run seen."""
+    trees = {}
+    for head, schedule in (("sched", True), ("blind", False)):
+        cases = pooled(list(build(paths, list(TREE_CUTS), schedule).values()))
+        weight = equal_workloads(cases.workload.tolist())
+        weight *= weight.size / weight.sum()
+        fitted = fit_scores(cases.features, cases.reached, weight, "boosting")
+        scores = fitted.predict_proba(cases.features)[:, 1]
+        bucket = buckets(cases.features)
+        thresholds = [
+            reach_threshold(scores[sel], cases.workload[sel])
+            for b in range(len(PROGRESS_EDGES) + 1)
+            for sel in [(bucket == b) & (cases.reached == 1)]
+        ]
+        model = ReachTrees.from_sklearn(fitted, cases.features, thresholds)
+        check = np.array([model.probability(x) for x in cases.features[:: max(1, len(scores) // 2000)]])
+        assert np.allclose(check, scores[:: max(1, len(scores) // 2000)], atol=1e-9), "trees read back differ"
+        trees[head] = model
+        print(
+            f"{head}: {len(cases.reached)} cases of {len(set(cases.workload.tolist()))} workloads, "
+            f"thresholds by bucket {[round(t, 2) for t in thresholds]}",
+            file=sys.stderr,
+            flush=True,
+        )
+    replace(CrossingCalibration.load(base), trees=trees).save(out)
 
 
 class Trade(NamedTuple):
@@ -189,8 +242,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--models", nargs="*", default=["logistic", "boosting"], choices=["logistic", "boosting"]
     )
+    parser.add_argument(
+        "--pooled",
+        action="store_true",
+        help="fit each model on the cases of every cut in TREE_CUTS at once, as the shipped trees are "
+        "(default: on the scored cut's cases only)",
+    )
+    parser.add_argument(
+        "--write-trees",
+        type=Path,
+        default=None,
+        metavar="OUT",
+        help="write --base with ReachTrees fitted on every workload of --data to OUT, and stop",
+    )
+    parser.add_argument("--base", type=Path, default=DEFAULT_PATH, help="the table --write-trees adds to")
     args = parser.parse_args(argv)
+    if args.write_trees is not None:
+        write_trees(args.data, args.base, args.write_trees)
+        return 0
     report = {str(p) for p in args.report} if args.report else None
+    train = pooled(list(build(args.data, list(TREE_CUTS)).values())) if args.pooled else None
     print(
         '| cut | model | workloads | ROC AUC (median) | non-reaching called so, with "never" at 5% '
         '(median) | could meet both | "never", with 80% called so (median) | with the threshold fitted '
@@ -208,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                 n_reach = int(cases.reached[test].sum())
                 if min(n_reach, int(test.sum()) - n_reach) < MIN_EACH:
                     continue
-                scores, fitted = held_out_scores(cases, held, model)
+                scores, fitted = held_out_scores(cases, held, model, train)
                 trade = frontier(scores, cases.reached[test], fitted)
                 rows.append(trade)
                 if report is not None:

@@ -47,6 +47,7 @@ PRUNER_OPTIONS = (
     "jump_veto",
     "study_shift",
     "study_shift_z",
+    "reach_trees",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

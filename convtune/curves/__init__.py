@@ -12,6 +12,7 @@ from convtune.curves._prior import CurveFit, CurvePrior, fit_curve, fit_prior
 from convtune.curves._reach import ReachModel
 from convtune.curves._references import ReferenceRun, shift_probability, study_offset
 from convtune.curves._schedule import LRSchedule
+from convtune.curves._trees import ReachTrees
 
 __all__ = [
     "ANNEAL_MEMORY",
@@ -22,6 +23,7 @@ __all__ = [
     "ForecastOptions",
     "LRSchedule",
     "ReachModel",
+    "ReachTrees",
     "ReferenceRun",
     "annealing_areas",
     "fit_curve",

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from convtune.curves._reach import ReachModel
+from convtune.curves._trees import ReachTrees
 
 DEFAULT_PATH = Path(__file__).with_name("calibration.json")
 # Edges of the "share of the planned run seen" buckets; each bucket has its own map.
@@ -113,6 +114,14 @@ class CrossingCalibration:
     # "crossed by the planned end" from the curve and the study's finished runs. Empty: the
     # maps alone give ``probability`` (docs/benchmarks.md, check R).
     within: Mapping[str, ReachModel] = field(default_factory=dict)
+    # Per head ("sched", "blind"), gradient-boosted trees of "reaches within the run" from the
+    # curve's own features (:class:`convtune.curves.ReachTrees`; check AA, docs/benchmarks.md).
+    # Empty: the maps give ``probability``.
+    trees: Mapping[str, ReachTrees] = field(default_factory=dict)
+
+    def reach_trees(self, key: str) -> ReachTrees | None:
+        """The trees of situation ``key``'s head (``"sched:1@2"`` → ``"sched"``), or ``None``."""
+        return self.trees.get(key.split(":")[0])
 
     def within_model(self, key: str) -> ReachModel | None:
         """The within-the-run model of situation ``key``, looked up like :meth:`threshold`;
@@ -164,6 +173,7 @@ class CrossingCalibration:
             "reach": {k: m.to_dict() for k, m in sorted(self.reach.items())},
             "blow_up": None if self.blow_up is None else round(float(self.blow_up), 4),
             **({"within": {k: m.to_dict() for k, m in sorted(self.within.items())}} if self.within else {}),
+            **({"trees": {k: m.to_dict() for k, m in sorted(self.trees.items())}} if self.trees else {}),
             "maps": {
                 k: {"x": [round(float(a), 5) for a in x], "y": [round(float(b), 5) for b in y]}
                 for k, (x, y) in sorted(self.maps.items())
@@ -180,6 +190,7 @@ class CrossingCalibration:
         blends = {str(k): _as_blend(v) for k, v in data.get("blends", {}).items()}
         reach = {str(k): ReachModel.from_dict(v) for k, v in data.get("reach", {}).items()}
         within = {str(k): ReachModel.from_dict(v) for k, v in data.get("within", {}).items()}
+        trees = {str(k): ReachTrees.from_dict(v) for k, v in data.get("trees", {}).items()}
         blow_up = data.get("blow_up")
         return cls(
             maps,
@@ -189,6 +200,7 @@ class CrossingCalibration:
             reach,
             None if blow_up is None else float(blow_up),
             within,
+            trees,
         )
 
     def save(self, path: str | Path) -> None:
@@ -380,6 +392,11 @@ def _isotonic_map(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarr
     # np.interp needs increasing x; merge knots that coincide.
     x, keep = np.unique(x, return_index=True)
     return x, np.clip(yy[keep], 0.0, 1.0)
+
+
+def without_trees(calibration: CrossingCalibration) -> CrossingCalibration:
+    """``calibration`` with its reach trees left out: ``probability`` from the maps alone."""
+    return replace(calibration, trees={}) if calibration.trees else calibration
 
 
 @lru_cache(maxsize=1)

@@ -28,6 +28,7 @@ from convtune.curves._calibration import (
     blend_estimates,
     default_calibration,
     situation,
+    without_trees,
 )
 from convtune.curves._measure import as_target, merge_repeats, time_to_target
 from convtune.curves._models import (
@@ -42,7 +43,13 @@ from convtune.curves._models import (
     sample_params,
 )
 from convtune.curves._prior import CurvePrior
-from convtune.curves._reach import CurveSummary, _two_point_crossing, reach_features, within_features
+from convtune.curves._reach import (
+    CurveSummary,
+    _two_point_crossing,
+    reach_features,
+    tree_features,
+    within_features,
+)
 from convtune.curves._references import PLATEAU_NOISE, ReferenceRun, mix_crossings, moved, plateau_crossings
 from convtune.curves._schedule import LRSchedule
 
@@ -393,9 +400,10 @@ class RawForecast:
         *,
         reach_max_lowering: float | None = None,
         references: Sequence[ReferenceRun] = (),
+        reach_trees: bool = True,
     ) -> Forecast:
         """The forecast through ``calibration``'s maps and reach models (default: the shipped
-        table). ``reach_max_lowering`` bounds how many times below the maps' probability a reach
+        table), and its reach trees unless ``reach_trees`` is false (:meth:`_from_trees`). ``reach_max_lowering`` bounds how many times below the maps' probability a reach
         model may push it (default :data:`convtune.curves._reach.MAX_LOWERING`; ``inf``: no
         bound). ``references``: finished runs of the same study; on a plateau prefix, where
         those that stood on one too crossed is blended in (:mod:`convtune.curves._references`);
@@ -434,6 +442,7 @@ class RawForecast:
             probs = np.maximum(probs, mapped / reach_max_lowering)
         probs[0] = 0.0
         probs = self._within_the_run(costs, probs, cal, references)
+        probs, threshold = self._from_trees(costs, probs, cal if reach_trees else without_trees(cal))
         if references and self.summary is not None:
             matched = plateau_crossings(self.summary.c, self.summary.y, references, self.horizon)
             if matched is not None:
@@ -450,7 +459,7 @@ class RawForecast:
         given_reach = blend_estimates(
             self.estimates_given_reach(costs, probs, probability), cal.blend(self.key)
         )
-        estimate = point_estimate(costs, probs, probability, cal.threshold(self.key), float(given_reach[0]))
+        estimate = point_estimate(costs, probs, probability, threshold, float(given_reach[0]))
         low = max(_inverse(costs, probs, tail), self.c_last)
         high = _inverse(costs, probs, 1.0 - tail)
         return Forecast(
@@ -539,6 +548,34 @@ class RawForecast:
         scaled[0] = 0.0
         return np.maximum.accumulate(scaled)
 
+    def _from_trees(
+        self, costs: np.ndarray, probs: np.ndarray, cal: CrossingCalibration
+    ) -> tuple[np.ndarray, float]:
+        """``probs`` scaled so that ``P(crossed by the planned end)`` is the calibration's
+        :class:`convtune.curves.ReachTrees`' probability, and the trees' reach threshold; else
+        ``probs`` and the situation's threshold.
+
+        The trees speak only on a curve whose features all lie within the range they were fitted
+        on (:meth:`~convtune.curves.ReachTrees.covers`): fitted on recorded curves, a model of
+        the curve alone called smooth synthetic ones hopeless (check R, docs/benchmarks.md).
+        Unchanged also without trees, a horizon still ahead, or a chance left by the maps and
+        reach caps (a distribution with nothing to scale)."""
+        threshold = cal.threshold(self.key)
+        trees = cal.reach_trees(self.key)
+        if trees is None or self.summary is None or self.horizon is None or not self.horizon > self.c_last:
+            return probs, threshold
+        x = tree_features(self.summary)
+        if not trees.covers(x):
+            return probs, threshold
+        by_end = (
+            float(np.interp(self.horizon, costs, probs)) if costs[-1] >= self.horizon else float(probs[-1])
+        )
+        if not by_end > 0:
+            return probs, threshold
+        scaled = np.minimum(probs * (trees.probability(x) / by_end), 1.0)
+        scaled[0] = 0.0
+        return np.maximum.accumulate(scaled), trees.threshold(_bucket(self.key))
+
     def _reach_caps(self, costs: np.ndarray, cal: CrossingCalibration) -> np.ndarray:
         """Upper bounds on ``P(crossed by t)`` at each knot from the calibration's reach model.
 
@@ -555,6 +592,12 @@ class RawForecast:
             if self.c_last < t <= self.horizon:
                 caps[i] = model.bound(reach_features(self.summary, float(self.cdf(t)), float(t)))
         return np.minimum.accumulate(caps[::-1])[::-1]
+
+
+def _bucket(key: str) -> int:
+    """The bucket of the share of the run seen in a situation key (``"sched:2@1"`` → 2)."""
+    part = key.split("@")[0].partition(":")[2]
+    return int(part) if part.isdigit() else 0
 
 
 def _defensive(c_last: float, reach: float, k: int) -> np.ndarray:
@@ -791,6 +834,7 @@ def forecast_time_to_target(
     calibration: CrossingCalibration | None = None,
     reach_max_lowering: float | None = None,
     references: Sequence[ReferenceRun] = (),
+    reach_trees: bool = True,
     **options: Unpack[ForecastOptions],
 ) -> Forecast:
     """Forecast the cost at which a curve seen up to now will reach ``target``.
@@ -811,7 +855,9 @@ def forecast_time_to_target(
     seed: the same input gives the same forecast in every process.
 
     ``reach_max_lowering`` bounds how far the calibration's reach model may pull a probability
-    below what the maps give (see :meth:`RawForecast.calibrated`).
+    below what the maps give (see :meth:`RawForecast.calibrated`). Where the calibration holds
+    reach trees (:class:`convtune.curves.ReachTrees`), they set the chance of reaching within
+    the run from the curve's own features; ``reach_trees=False`` leaves it to the maps.
 
     ``references`` (:class:`ReferenceRun`, one per finished run of the same study) speak where
     the curve alone cannot: on a plateau prefix (moved under 3 noise units), whether a drop is
@@ -839,4 +885,6 @@ def forecast_time_to_target(
     if raw.final is None:
         summary = CurveSummary.of(costs, values, target, options.get("schedule"), raw.horizon)
         raw = replace(raw, summary=summary)
-    return raw.calibrated(calibration, reach_max_lowering=reach_max_lowering, references=references)
+    return raw.calibrated(
+        calibration, reach_max_lowering=reach_max_lowering, references=references, reach_trees=reach_trees
+    )

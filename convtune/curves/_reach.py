@@ -199,6 +199,28 @@ def within_features(
     return np.clip(x, -_CLIP, _CLIP)
 
 
+def shape_features(summary: CurveSummary) -> list[float]:
+    """Three numbers of the curve's shape that :func:`reach_features` does not read: how much of
+    the distance left the latest half of the curve covered, how many evaluations there are, and
+    how far the curve has moved over its whole range against the distance left."""
+    y, tiny = summary.y, 1e-12
+    if not y.size:
+        return [-_CLIP, 0.0, -_CLIP]
+    left = max(float(np.min(y)) - summary.y_target, tiny)
+    half = min(max(2, y.size // 2), y.size)
+    recent = float(y[-half]) - float(np.min(y[-half:]))
+    return [math.log(max(recent, tiny) / left), float(y.size), math.log(max(float(np.ptp(y)), tiny) / left)]
+
+
+def tree_features(summary: CurveSummary) -> np.ndarray:
+    """The features of :class:`convtune.curves.ReachTrees`: :func:`reach_features` at the planned
+    end without the raw forecast's share (the trees read the curve, not a model's draws), then
+    :func:`shape_features`, each clipped to ±5."""
+    horizon = summary.horizon if summary.horizon else summary.c_last
+    x = reach_features(summary, 0.5, horizon)[1:]
+    return np.concatenate([x, np.clip(shape_features(summary), -_CLIP, _CLIP)])
+
+
 def _shape(c: np.ndarray, y: np.ndarray, y_target: float) -> tuple[float, float, float, float, float]:
     """The parts of the features that do not depend on ``t``."""
     if not y.size:

@@ -125,6 +125,11 @@ DEFAULT_STUDY_SHIFT_Z = 0.0
 option). 0: always applied, as in check N. At 2, the check pre-registered in docs/benchmarks.md
 (session 46, "Check O") passed on 16 of 16 seen workloads (N: 12) and kept vit_digits' near-best
 configurations, but on a held-out twenty-seventh batch found 18 winners against 20 on one."""
+DEFAULT_REACH_TREES = False
+"""Whether the forecasts a stop reads take their chance of reaching within the run from the
+calibration's reach trees (see the option). Off: the stop rules were measured on the maps'
+probability (issue 17's replays); the trees are judged in the pruner by their own check (session
+48, "Check AB" in docs/benchmarks.md)."""
 WINNERS_QUORUM = 2
 """Finished trials that reached the target by the bar that ``pause_winners`` needs before it
 pauses (fewer: no pause). Fixed, not tuned."""
@@ -439,6 +444,11 @@ class TimeToTargetPruner(BasePruner):
             posterior sds from 0 (``min_z`` of :func:`convtune.curves.study_offset`): a study
             whose few finished trials came out a little off their forecasts is read as unbiased.
             :data:`DEFAULT_STUDY_SHIFT_Z` (0: every offset applied).
+        reach_trees:
+            Read the forecasts with the calibration's reach trees
+            (:class:`convtune.curves.ReachTrees`), as :func:`convtune.curves.forecast_time_to_target`
+            does by default; off, the pruner's forecasts are the maps' alone, as its stop rules
+            were measured. :data:`DEFAULT_REACH_TREES` (off).
     """
 
     def __init__(
@@ -470,6 +480,7 @@ class TimeToTargetPruner(BasePruner):
         jump_veto: bool = DEFAULT_JUMP_VETO,
         study_shift: bool = DEFAULT_STUDY_SHIFT,
         study_shift_z: float = DEFAULT_STUDY_SHIFT_Z,
+        reach_trees: bool = DEFAULT_REACH_TREES,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -556,6 +567,9 @@ class TimeToTargetPruner(BasePruner):
             # Silently ignored, the gate would read as a setting that was measured and did nothing.
             raise ValueError("study_shift_z applies under study_shift only: set study_shift too")
         self._study_shift_z = float(study_shift_z)
+        if reach_trees not in (True, False):
+            raise ValueError(f"reach_trees must be true or false, got {reach_trees!r}")
+        self._reach_trees = bool(reach_trees)
         self._prefix_forecasts: dict[tuple[Any, ...], Forecast] = {}
         self._finished: dict[_CacheKey, _Finished] = {}
         self._priors: dict[tuple[_CacheKey, ...], CurvePrior | None] = {}
@@ -943,6 +957,7 @@ class TimeToTargetPruner(BasePruner):
             level=self._level,
             reach_max_lowering=self._reach_max_lowering,
             references=references,
+            reach_trees=self._reach_trees,
         )
 
     def _references(self, summaries: Sequence[_Finished]) -> list[ReferenceRun]:

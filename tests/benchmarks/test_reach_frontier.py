@@ -75,3 +75,36 @@ def test_a_threshold_fitted_on_other_workloads_calls_a_cleanly_separated_one_rig
     trade = script.frontier(scores, reached[held], threshold)
     assert 0.0 < threshold <= 0.6  # on convtune's threshold grid (its top, here), below the reaching runs
     assert trade.auc > 0.99 and trade.never_fitted <= 0.05 and trade.called_fitted >= 0.8
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")
+def test_write_trees_adds_reach_trees_that_a_forecast_reads(tmp_path: Path) -> None:
+    from convtune.curves import CrossingCalibration, forecast_time_to_target
+    from convtune.curves._calibration import DEFAULT_PATH
+    from convtune.curves._reach import CurveSummary, tree_features
+
+    data = [str(CORPUS / f"{w}.jsonl.gz") for w in ("regression_r2", "logreg_digits", "friedman_mse")]
+    out = tmp_path / "with_trees.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "reach_frontier.py"), "--data", *data]
+    cmd += ["--write-trees", str(out)]
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = CrossingCalibration.load(out)
+    shipped = CrossingCalibration.load(DEFAULT_PATH)
+    assert table.maps.keys() == shipped.maps.keys() and table.thresholds == shipped.thresholds
+    assert set(table.trees) == {"sched", "blind"}
+    for trees in table.trees.values():
+        assert len(trees.thresholds) == 4 and all(0.0 <= t <= 0.6 for t in trees.thresholds)
+    # A smooth prefix at a quarter of its run, inside the fitted range: the chance within the run
+    # is the trees'. Seen to 91% of its run (the fitting cuts stop at 80%): the shipped maps'.
+    c = np.arange(1.0, 11.0)
+    y = 1.0 + 1.0 / c
+    trees = table.trees["blind"]
+    inside = tree_features(CurveSummary.of(c, y, "val_loss<=1.02", horizon=40.0))
+    assert trees.covers(inside)
+    f = forecast_time_to_target(c, y, "val_loss<=1.02", horizon=40.0, calibration=table)
+    assert f.probability == pytest.approx(trees.probability(inside), abs=1e-9)
+    assert not trees.covers(tree_features(CurveSummary.of(c, y, "val_loss<=1.02", horizon=11.0)))
+    late = forecast_time_to_target(c, y, "val_loss<=1.02", horizon=11.0, calibration=table)
+    assert late == forecast_time_to_target(c, y, "val_loss<=1.02", horizon=11.0, calibration=shipped)

@@ -20,6 +20,7 @@ from convtune.curves import (
     forecast_time_to_target,
     time_to_target,
 )
+from convtune.curves._calibration import default_calibration, without_trees
 
 BATCH = 32
 
@@ -138,8 +139,11 @@ def test_cosine_schedule_aware_from_half_the_crossing_time_beats_blind() -> None
     true = time_to_target(costs, values, target)
     noisy = values + np.random.default_rng(1).normal(0, 0.003, values.size)
     seen = costs <= 0.5 * true
-    aware = forecast_time_to_target(costs[seen], noisy[seen], target, schedule=schedule)
-    blind = forecast_time_to_target(costs[seen], noisy[seen], target)
+    # The curve models' extrapolation, through the maps: the reach trees, fitted on recorded
+    # curves, read this smooth one as they read those (tests/curves/test_reach_trees.py).
+    maps = without_trees(default_calibration())
+    aware = forecast_time_to_target(costs[seen], noisy[seen], target, schedule=schedule, calibration=maps)
+    blind = forecast_time_to_target(costs[seen], noisy[seen], target, calibration=maps)
     assert aware.model == "annealing"
     assert aware.estimate == pytest.approx(true, rel=0.2)
     assert aware.low <= true <= aware.high
@@ -343,8 +347,14 @@ def test_a_prior_carries_the_evaluation_noise_and_a_two_point_forecast_uses_it()
     assert math.isnan(CurvePrior.from_dict({**prior.to_dict(), "noise": None}).noise)  # older attrs
 
     def reach(p: CurvePrior) -> tuple[float, float]:
+        # Through the maps: the reach trees read the curve, not the prior (check AA).
         f = forecast_time_to_target(
-            [512, 1024], [0.0861, 0.0972], "val_error<=0.0417", prior=p, horizon=12288
+            [512, 1024],
+            [0.0861, 0.0972],
+            "val_error<=0.0417",
+            prior=p,
+            horizon=12288,
+            calibration=without_trees(default_calibration()),
         )
         return f.probability_before(2127), f.probability
 

@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 from convtune.curves import CrossingCalibration, Forecast, LRSchedule, forecast_time_to_target, time_to_target
-from convtune.curves._calibration import DEFAULT_THRESHOLD, ahead, blend_estimates, fit_blend, fit_threshold
+from convtune.curves._calibration import (
+    DEFAULT_THRESHOLD,
+    ahead,
+    blend_estimates,
+    default_calibration,
+    fit_blend,
+    fit_threshold,
+    without_trees,
+)
 from convtune.curves._forecast import raw_forecast
 from convtune.curves._models import blind_basis, fit_exp, fit_power, predict
 
@@ -48,8 +56,20 @@ def test_a_curve_still_improving_steadily_toward_the_target_is_never_forecast_ne
     seen = c <= 0.25 * HORIZON
     f = forecast_time_to_target(c[seen], y[seen], target, schedule=schedule, horizon=HORIZON)
     assert math.isfinite(f.estimate) and f.estimate <= 2.0 * true
-    assert f.probability >= 0.5
     assert f.low <= true <= f.high
+    # The maps read the models' draws, which extrapolate a clean curve well. The reach trees,
+    # where the table has them, read it as the recorded curves that looked like it at a quarter
+    # of their run, of which a third to a half reached (check AA): less sure, still "reaching".
+    maps = forecast_time_to_target(
+        c[seen],
+        y[seen],
+        target,
+        schedule=schedule,
+        horizon=HORIZON,
+        calibration=without_trees(default_calibration()),
+    )
+    assert maps.probability >= 0.5
+    assert f.probability >= 0.2
 
 
 def test_a_curve_that_has_levelled_off_far_from_the_target_is_not_within_the_run() -> None:
@@ -235,7 +255,11 @@ def test_a_late_bloomer_under_a_decaying_lr_is_not_forecast_never() -> None:
     true = time_to_target(c, y, target)
     seen = c <= 0.25 * 20_000
     f = forecast_time_to_target(c[seen], y[seen], target, schedule=schedule)
-    assert math.isfinite(f.estimate) and f.estimate <= 2.0 * true and f.probability >= 0.3
+    assert math.isfinite(f.estimate) and f.estimate <= 2.0 * true and f.probability >= 0.2
+    maps = forecast_time_to_target(
+        c[seen], y[seen], target, schedule=schedule, calibration=without_trees(default_calibration())
+    )
+    assert maps.probability >= 0.3
 
 
 def test_a_curve_one_evaluation_from_its_target_may_cross_before_the_next_evaluation() -> None:

@@ -11,7 +11,7 @@ import pytest
 from reach_curves import HORIZON, TARGET, prefix, schedule
 
 from convtune.curves import CrossingCalibration, ReachModel, forecast_time_to_target
-from convtune.curves._calibration import DEFAULT_PATH, default_calibration
+from convtune.curves._calibration import DEFAULT_PATH, default_calibration, without_trees
 from convtune.curves._reach import TAIL, CurveSummary, feature_names, reach_features
 
 
@@ -23,7 +23,9 @@ def test_a_confident_reach_model_caps_the_distribution_and_never_raises_it() -> 
     c, y = prefix(0.3)
     sched = schedule()
     n = len(feature_names(True))
-    maps_only = forecast_time_to_target(c, y, TARGET, schedule=sched, calibration=default_calibration())
+    maps_only = forecast_time_to_target(
+        c, y, TARGET, schedule=sched, calibration=without_trees(default_calibration())
+    )
     base = default_calibration()
     hopeless = CrossingCalibration(base.maps, (), base.thresholds, base.blends, {"sched:1": model(-20.0, n)})
     capped = forecast_time_to_target(c, y, TARGET, schedule=sched, calibration=hopeless)

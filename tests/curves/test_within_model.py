@@ -22,8 +22,8 @@ from convtune.curves._reach import (
 
 
 def maps_only() -> CrossingCalibration:
-    """The shipped table without within-the-run models (whether it has them or not)."""
-    return replace(default_calibration(), within={})
+    """The shipped table without within-the-run models or reach trees (whether it has them or not)."""
+    return replace(default_calibration(), within={}, trees={})
 
 
 def with_within(model: ReachModel) -> CrossingCalibration:

@@ -797,3 +797,41 @@ def test_pause_winners_pauses_only_where_no_finished_winner_would_have_been_paus
     assert (vouched_decision.prune, vouched_decision.reason) == (False, "warm-up"), vouched_decision
     # One winner by the bar is not enough evidence.
     assert equal_cost_decisions(steady[:4], far_behind, behind_only, vouched)[1].reason == "warm-up"
+
+
+def test_the_pruner_reads_the_maps_unless_told_to_read_the_reach_trees(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``reach_trees`` (off by default): the stop rules were measured on the maps' probability,
+    so the pruner's forecasts leave the calibration's reach trees out unless asked (check AB)."""
+    from dataclasses import replace
+
+    from convtune.curves import ReachTrees, _forecast
+    from convtune.curves._calibration import default_calibration
+
+    base = replace(default_calibration(), trees={})
+    n = 11  # tree_features without a schedule
+    value = np.array([[math.log(0.3 / 0.7)]])
+    zero = np.zeros((1, 1), dtype=int)
+    sure = ReachTrees(
+        zero, np.zeros((1, 1)), zero, zero, value, 0.0, np.full(n, -1e9), np.full(n, 1e9), (0.0,)
+    )
+    monkeypatch.setattr(_forecast, "default_calibration", lambda: replace(base, trees={"blind": sure}))
+    with pytest.raises(ValueError, match="reach_trees"):
+        TimeToTargetPruner(TARGET, reach_trees="yes")  # type: ignore[arg-type]
+    study = study_of(TimeToTargetPruner(TARGET, max_cost=30 * EVERY), 6, seed=2)
+    trial = study.ask()
+    for i in range(1, 5):
+        trial.report(loss(0.01, 1.7, i * EVERY), step=i * EVERY)
+    frozen = study._storage.get_trial(trial._trial_id)
+    plain = TimeToTargetPruner(TARGET, max_cost=30 * EVERY, prior_trials=0).forecast_trial(study, frozen)
+    trees = TimeToTargetPruner(TARGET, max_cost=30 * EVERY, prior_trials=0, reach_trees=True).forecast_trial(
+        study, frozen
+    )
+    costs = [i * EVERY for i in range(1, 5)]
+    values = [loss(0.01, 1.7, c) for c in costs]
+    maps = _forecast.forecast_time_to_target(costs, values, TARGET, horizon=30 * EVERY, calibration=base)
+    assert plain.probability == pytest.approx(maps.probability, abs=1e-12)
+    assert trees.probability == pytest.approx(0.3, abs=1e-9) and maps.probability != pytest.approx(
+        0.3, abs=1e-3
+    )
