@@ -18,6 +18,11 @@ curve itself and caps the distribution where it is confident the curve will not 
 
     python benchmarks/forecast.py --write-calibration convtune/curves/calibration.json
 
+and a table may also hold reach trees (:class:`convtune.curves.ReachTrees`: "reaches within the
+run" from the curve's own features, check AA in docs/benchmarks.md), added to it by::
+
+    python benchmarks/reach_frontier.py --data benchmarks/data/corpus* --write-trees OUT
+
 numpy/scipy only.
 """
 
