@@ -103,11 +103,15 @@ def build(paths: list[Path], cuts: list[float], schedule: bool = True) -> dict[f
 
 
 def pooled(cases: list[Cases]) -> Cases:
-    """The cases of several cuts as one set (the trees read the share of the run seen)."""
+    """The cases of several cuts as one set (the trees read the share of the run seen), in the
+    order of their workloads' names: the boosted trees' validation split and binning sample
+    follow the order of the rows, so a table must not depend on the order of ``--data``."""
+    workload = np.concatenate([c.workload for c in cases])
+    order = np.argsort(workload, kind="stable")
     return Cases(
-        np.concatenate([c.workload for c in cases]),
-        np.concatenate([c.reached for c in cases]),
-        np.concatenate([c.features for c in cases]),
+        workload[order],
+        np.concatenate([c.reached for c in cases])[order],
+        np.concatenate([c.features for c in cases])[order],
     )
 
 
@@ -142,12 +146,12 @@ def buckets(features: np.ndarray) -> np.ndarray:
     return np.searchsorted(PROGRESS_EDGES, features[:, PROGRESS], side="right")
 
 
-def reach_threshold(scores: np.ndarray, workloads: np.ndarray) -> float:
+def reach_threshold(scores: np.ndarray, workloads: np.ndarray, max_never: float = NEVER_SHARE) -> float:
     """The threshold a product could ship, fitted on the probabilities of fitting runs that
     reached as convtune fits its reach thresholds (:func:`convtune.curves._calibration.fit_threshold`:
-    the largest under which 5% of them fall, each workload weighing the same)."""
+    the largest under which ``max_never`` of them fall, each workload weighing the same)."""
     weight = equal_workloads(workloads.tolist())
-    return fit_threshold(scores, np.ones(scores.size), np.zeros(scores.size), weight)
+    return fit_threshold(scores, np.ones(scores.size), np.zeros(scores.size), weight, max_never=max_never)
 
 
 def held_out_scores(
@@ -168,10 +172,11 @@ def held_out_scores(
     return fitted.predict_proba(test)[:, 1], threshold
 
 
-def write_trees(paths: list[Path], base: Path, out: Path) -> None:
+def write_trees(paths: list[Path], base: Path, out: Path, max_never: float = NEVER_SHARE) -> None:
     """``base`` (a calibration table) with :class:`convtune.curves.ReachTrees` fitted on every
     workload of ``paths`` at :data:`TREE_CUTS`, one for forecasts told the schedule and one for
-    those that are not, each with a reach threshold per bucket of the share of the run seen."""
+    those that are not, each with a reach threshold per bucket of the share of the run seen
+    (under which ``max_never`` of the fitting runs that reach fall)."""
     trees = {}
     for head, schedule in (("sched", True), ("blind", False)):
         cases = pooled(list(build(paths, list(TREE_CUTS), schedule).values()))
@@ -181,7 +186,7 @@ def write_trees(paths: list[Path], base: Path, out: Path) -> None:
         scores = fitted.predict_proba(cases.features)[:, 1]
         bucket = buckets(cases.features)
         thresholds = [
-            reach_threshold(scores[sel], cases.workload[sel])
+            reach_threshold(scores[sel], cases.workload[sel], max_never)
             for b in range(len(PROGRESS_EDGES) + 1)
             for sel in [(bucket == b) & (cases.reached == 1)]
         ]
@@ -256,9 +261,15 @@ def main(argv: list[str] | None = None) -> int:
         help="write --base with ReachTrees fitted on every workload of --data to OUT, and stop",
     )
     parser.add_argument("--base", type=Path, default=DEFAULT_PATH, help="the table --write-trees adds to")
+    parser.add_argument(
+        "--max-never",
+        type=float,
+        default=NEVER_SHARE,
+        help="--write-trees: the share of the fitting runs that reach left under each reach threshold",
+    )
     args = parser.parse_args(argv)
     if args.write_trees is not None:
-        write_trees(args.data, args.base, args.write_trees)
+        write_trees(args.data, args.base, args.write_trees, args.max_never)
         return 0
     report = {str(p) for p in args.report} if args.report else None
     train = pooled(list(build(args.data, list(TREE_CUTS)).values())) if args.pooled else None

@@ -91,6 +91,14 @@ def test_write_trees_adds_reach_trees_that_a_forecast_reads(tmp_path: Path) -> N
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     table = CrossingCalibration.load(out)
+    # The same workloads named in another order: the same table.
+    again = tmp_path / "again.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "reach_frontier.py"), "--data", *data[::-1]]
+    done = subprocess.run(
+        [*cmd, "--write-trees", str(again)], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert again.read_text() == out.read_text()
     shipped = CrossingCalibration.load(DEFAULT_PATH)
     assert table.maps.keys() == shipped.maps.keys() and table.thresholds == shipped.thresholds
     assert set(table.trees) == {"sched", "blind"}
