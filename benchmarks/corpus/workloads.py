@@ -6201,6 +6201,281 @@ class _MaskAwareMLP(nn.Module):
         return self.body(torch.cat([filled, missing], 1))
 
 
+class LabelProportions(_Tabular):
+    """Learning from label proportions (Quadrianto et al. 2009; the bag-level loss of Ardehaly
+    and Culotta 2017): an instance classifier is trained without a single instance label, only
+    from the class shares of bags of 16 instances. The instances are 20-feature points of 5
+    classes from ``make_classification`` (10 informative features, 2 clusters a class, class
+    separation 1.2); each of 500 fixed training bags draws its class shares from a flat
+    Dirichlet and its 16 members from those classes (6,000 instances to draw on, so bags share
+    members). An MLP 20-64-64-5 scores each member, the softmax probabilities are averaged over
+    the bag, and the loss is the cross-entropy of the bag's true shares against that average.
+    The curve falls slowly at first, while the network only matches the shares, then faster
+    once members are told apart, and overfits the 500 bags late on. Metric the instance error
+    rate on 1,500 held-out labelled points (0.80 at chance). Defined in session 48 as the
+    thirty-second batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_error"
+    bags, bag_size, classes = 500, 16, 5
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_classification
+
+        x, y = make_classification(
+            n_samples=7500, n_features=20, n_informative=10, n_redundant=4, n_classes=self.classes,
+            n_clusters_per_class=2, class_sep=1.2, random_state=797,
+        )  # fmt: skip
+        x_train, x_val = _standardise(x[:6000], x[6000:])
+        y_train = y[:6000]
+        rng = np.random.default_rng(797)
+        members = [np.flatnonzero(y_train == c) for c in range(self.classes)]
+        bag_x = np.zeros((self.bags, self.bag_size, x.shape[1]))
+        shares = np.zeros((self.bags, self.classes))
+        for b in range(self.bags):
+            labels = rng.choice(self.classes, self.bag_size, p=rng.dirichlet(np.ones(self.classes)))
+            bag_x[b] = x_train[[rng.choice(members[c]) for c in labels]]
+            shares[b] = np.bincount(labels, minlength=self.classes) / self.bag_size
+        super().__init__(bag_x, shares.astype(np.float32), x_val, y[6000:])
+        self.y_val = self.y_val.long()  # instance labels, kept for evaluation only
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        bags, shares = batch
+        probabilities = model(bags).float().softmax(-1).mean(1)
+        return -(shares * probabilities.clamp_min(1e-8).log()).sum(1).mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        logits = model(self.x_val).float()
+        if not torch.isfinite(logits).all():
+            return {"val_error": math.nan}
+        return {
+            "val_error": (logits.argmax(-1) != self.y_val).float().mean().item(),
+            "val_instance_loss": F.cross_entropy(logits, self.y_val).item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _mlp(20, [64, 64], self.classes)
+
+
+class TreatmentEffectTARNet(_Tabular):
+    """Estimating individual treatment effects from observational data with TARNet (Shalit,
+    Johansson and Sontag 2017): a shared representation MLP and one outcome head per arm, each
+    head trained only on the units that took its arm (factual MSE). The data are synthetic, so
+    the effects are known: 10 Gaussian covariates, treatment taken with probability
+    sigmoid(1.5 x0 - x1 + 0.5 x2 x3) (so the arms differ in their covariates, and the treated
+    are scarce where x0 is low), untreated outcome sin(2 x0) + x1 x2 + 0.5 x3² - 0.5 x4, effect
+    1 + tanh(2 x0) + 0.5 x5 x6 - 0.5 |x7|, noise of SD 0.5. The effect estimate is the
+    difference of the two heads; the error of that difference falls as the heads fit, then
+    rises again as they overfit the noise on different units (the error of a difference of two
+    separately overfitted fits). Metric √PEHE, the root mean square error of the estimated
+    individual effects on 1,000 held-out units against the true ones (4,000 to train on; 1.3
+    at the start; the factual MSE reported beside it). Defined in session 48 as the
+    thirty-second batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_pehe"
+    covariates = 10
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(809)
+        count = 5000
+        x = rng.normal(size=(count, self.covariates))
+        propensity = 1.0 / (1.0 + np.exp(-(1.5 * x[:, 0] - x[:, 1] + 0.5 * x[:, 2] * x[:, 3])))
+        treated = (rng.random(count) < propensity).astype(np.float64)
+        untreated = np.sin(2.0 * x[:, 0]) + x[:, 1] * x[:, 2] + 0.5 * x[:, 3] ** 2 - 0.5 * x[:, 4]
+        effect = 1.0 + np.tanh(2.0 * x[:, 0]) + 0.5 * x[:, 5] * x[:, 6] - 0.5 * np.abs(x[:, 7])
+        outcome = untreated + treated * effect + rng.normal(0.0, 0.5, count)
+        inputs = np.concatenate([x, treated[:, None]], 1)
+        self.effect_val = torch.tensor(effect[4000:], dtype=torch.float32)
+        super().__init__(
+            inputs[:4000], outcome[:4000].astype(np.float32), inputs[4000:], outcome[4000:].astype(np.float32)
+        )
+
+    def _factual(self, model: nn.Module, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        both = model(inputs[:, : self.covariates]).float()
+        treated = inputs[:, self.covariates].long()
+        return both, both.gather(1, treated[:, None]).squeeze(1)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, outcome = batch
+        return F.mse_loss(self._factual(model, inputs)[1], outcome)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        both, factual = self._factual(model, self.x_val)
+        if not torch.isfinite(both).all():
+            return {"val_pehe": math.nan}
+        estimated = both[:, 1] - both[:, 0]
+        return {
+            "val_pehe": (estimated - self.effect_val).pow(2).mean().sqrt().item(),
+            "val_factual_mse": F.mse_loss(factual, self.y_val).item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _TARNet(self.covariates)
+
+
+class _TARNet(nn.Module):
+    def __init__(self, covariates: int, width: int = 64) -> None:
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(covariates, width), nn.ELU(), nn.Linear(width, width), nn.ELU())
+        self.heads = nn.ModuleList(_mlp(width, [width // 2], 1) for _ in range(2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shared = self.trunk(x)
+        return torch.cat([head(shared) for head in self.heads], 1)
+
+
+class NeuralSDFEikonal(_Tabular):
+    """A neural signed distance field fitted from an oriented point cloud with an eikonal term
+    (implicit geometric regularisation, Gropp et al. 2020): the shape is the union of a disk
+    and a rectangle in the square [-1, 1]², seen only as 2,000 points on its outline with their
+    outward normals. An MLP 2-64-64-64-1 (softplus, β = 10) is trained so the field is zero on
+    the outline (weight 30), its gradient there is the normal, and its gradient has unit length
+    at points drawn uniformly over the square (weight 0.1), which makes the field a distance
+    away from the data; the gradients are taken by autograd inside the loss, so each step
+    differentiates twice. The inside/outside split settles fast, then the sharp corners and
+    the concave notch where the two parts meet come in slowly; too high an LR lets the field
+    fold into spurious zero sets. Metric the intersection over union of the field's negative
+    region with the true shape on a 96 × 96 grid (the mean absolute error of the field against
+    the true signed distance reported beside it). Defined in session 48 as the thirty-second
+    batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_iou"
+    centre, radius = (-0.35, -0.05), 0.45
+    box_centre, box_half = (0.3, 0.15), (0.4, 0.25)
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(811)
+        angle = rng.uniform(0.0, 2 * math.pi, 6000)
+        circle = np.stack([np.cos(angle), np.sin(angle)], 1) * self.radius + self.centre
+        side = rng.integers(0, 4, 6000)
+        t = rng.uniform(-1.0, 1.0, 6000)
+        hx, hy = self.box_half
+        edge = np.where(
+            (side % 2 == 0)[:, None],
+            np.stack([t * hx, np.where(side == 0, hy, -hy)], 1),
+            np.stack([np.where(side == 1, hx, -hx), t * hy], 1),
+        )
+        points = np.concatenate([circle, edge + self.box_centre])
+        points_t = torch.tensor(points, dtype=torch.float64, requires_grad=True)
+        distance = self.signed_distance(points_t)
+        (normal,) = torch.autograd.grad(distance.sum(), points_t)
+        on_outline = np.flatnonzero(np.abs(distance.detach().numpy()) < 1e-9)
+        chosen = rng.choice(on_outline, 2000, replace=False)
+        rows = np.concatenate([points[chosen], normal.numpy()[chosen]], 1).astype(np.float32)
+        axis = (np.arange(96) + 0.5) / 48.0 - 1.0
+        grid = np.stack(np.meshgrid(axis, axis, indexing="ij"), -1).reshape(-1, 2)
+        truth = self.signed_distance(torch.tensor(grid, dtype=torch.float64)).numpy().astype(np.float32)
+        super().__init__(rows, np.zeros(len(rows), np.float32), grid, truth)
+
+    def signed_distance(self, p: torch.Tensor) -> torch.Tensor:
+        """Exact outside and on the outline; the union's minimum (a bound) inside."""
+        disk = (p - p.new_tensor(self.centre)).norm(dim=-1) - self.radius
+        q = (p - p.new_tensor(self.box_centre)).abs() - p.new_tensor(self.box_half)
+        box = q.clamp_min(0.0).norm(dim=-1) + q.max(-1).values.clamp_max(0.0)
+        return torch.minimum(disk, box)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        count = len(self.x_train)
+        while True:
+            index = torch.randint(0, count, (micro_batch_size,), generator=generator)
+            free = torch.rand(micro_batch_size, 2, generator=generator) * 2.0 - 1.0
+            yield torch.cat([self.x_train[index], free], 1), self.y_train[index]
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        rows, _ = batch
+        with torch.enable_grad():
+            points = torch.cat([rows[:, :2], rows[:, 4:]]).detach().requires_grad_(True)
+            field = model(points).squeeze(-1).float()
+            (gradient,) = torch.autograd.grad(field.sum(), points, create_graph=True)
+        n = len(rows)
+        surface = field[:n].pow(2).mean()
+        normals = (gradient[:n] - rows[:, 2:4]).pow(2).sum(1).mean()
+        eikonal = (gradient[n:].norm(dim=1) - 1.0).pow(2).mean()
+        return 30.0 * surface + normals + 0.1 * eikonal
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        field = model(self.x_val).squeeze(-1).float()
+        if not torch.isfinite(field).all():
+            return {"val_iou": math.nan}
+        inside, truth = field < 0, self.y_val < 0
+        union = (inside | truth).sum().item()
+        return {
+            "val_iou": (inside & truth).sum().item() / max(union, 1),
+            "val_sdf_mae": (field - self.y_val).abs().mean().item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        width = 64
+        return nn.Sequential(
+            nn.Linear(2, width), nn.Softplus(beta=10.0), nn.Linear(width, width), nn.Softplus(beta=10.0),
+            nn.Linear(width, width), nn.Softplus(beta=10.0), nn.Linear(width, 1),
+        )  # fmt: skip
+
+
+class SoftDecisionTree(_Classifier):
+    """A soft (differentiable) decision tree in the manner of Frosst and Hinton (2017): a
+    complete binary tree of depth 6 whose 63 inner nodes each route a point right with
+    probability sigmoid(w·x + b) and whose 64 leaves each hold a learned class distribution;
+    the prediction is the leaves' distributions mixed by the probability of reaching them, and
+    the loss the cross-entropy of that mixture. The data are 4 classes of 16 features from
+    ``make_classification`` (8 informative, 4 redundant, 3 clusters a class, class separation
+    1.0, 2% of labels flipped; 4,000 / 1,500). The routing is all oblique splits, so the curve
+    drops fast while the top splits settle, then slowly as the deep ones sharpen; the sigmoids
+    saturate at too high an LR and leave whole subtrees without gradient. Metric the val
+    cross-entropy (1.39 at the start; the error rate reported beside it). Defined in session 48
+    as the thirty-second batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_loss"
+
+    def __init__(self) -> None:
+        x_train, y_train, x_val, y_val = _standardised_classification(
+            n_samples=5500, n_features=16, n_informative=8, n_redundant=4, n_classes=4, n_clusters_per_class=3,
+            class_sep=1.0, flip_y=0.02, random_state=821,
+        )  # fmt: skip
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, labels = batch
+        return F.nll_loss(model(inputs).float(), labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        log_probabilities = model(self.x_val).float()
+        if not torch.isfinite(log_probabilities).all():
+            return {"val_loss": math.nan}
+        return {
+            "val_loss": F.nll_loss(log_probabilities, self.y_val).item(),
+            "val_error": (log_probabilities.argmax(-1) != self.y_val).float().mean().item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _SoftTree(16, 6, 4)
+
+
+class _SoftTree(nn.Module):
+    def __init__(self, inputs: int, depth: int, classes: int) -> None:
+        super().__init__()
+        self.depth = depth
+        self.splits = nn.Linear(inputs, 2**depth - 1)
+        self.leaves = nn.Parameter(torch.zeros(2**depth, classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities of the classes: the leaves' distributions mixed by their path probabilities."""
+        logits = self.splits(x)
+        right, left = F.logsigmoid(logits), F.logsigmoid(-logits)
+        path = x.new_zeros(len(x), 1)
+        first = 0
+        for level in range(self.depth):
+            width = 2**level
+            nodes = slice(first, first + width)
+            path = torch.stack([path + left[:, nodes], path + right[:, nodes]], 2).reshape(len(x), 2 * width)
+            first += width
+        return torch.logsumexp(path[:, :, None] + self.leaves.log_softmax(-1), 1)
+
+
 class _Siamese(nn.Module):
     def __init__(self, inputs: int, hidden: int, code: int) -> None:
         super().__init__()
