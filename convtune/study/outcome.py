@@ -260,5 +260,9 @@ def _forecast_unreached(
         forecast = decision.forecast or pruner.forecast_trial(trial.study, frozen)
         return forecast, f"pruned: {decision.reason}"
     schedule = LRSchedule.from_record(TrialRecord.of(trial).schedule)
-    forecast = forecast_time_to_target(step_costs, values, spec.target_spec, schedule=schedule)
+    # The maps' forecast, as convtune's pruner reads it by default: the value the sampler is told
+    # was measured with it in issue 17's replays (the reach trees are not, checks AB and AB2).
+    forecast = forecast_time_to_target(
+        step_costs, values, spec.target_spec, schedule=schedule, reach_trees=False
+    )
     return forecast, f"pruned by {type(pruner).__name__}"
