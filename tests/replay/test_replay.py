@@ -371,3 +371,32 @@ def test_a_replay_can_check_the_study_s_own_forecasts_with_and_without_its_prior
     assert audit["prior"]["cut"] == audit["no_prior"]["cut"]
     assert audit["prior"]["probability_by_truth"] != audit["no_prior"]["probability_by_truth"]
     assert "audit" not in replay_study(grid, spec, seed=0, budget=5, pruner="none")
+
+
+def test_a_trial_another_pruner_stopped_records_the_forecast_of_the_maps() -> None:
+    """The value a study's sampler is told of a trial stopped by another pruner (here one that
+    stops at the fourth report) comes from its recorded forecast, which reads the calibration's
+    maps, not its reach trees: the told values were measured that way (checks AB and AB2)."""
+    from convtune.config.record import TrialRecord
+    from convtune.curves import Forecast, LRSchedule, forecast_time_to_target
+    from convtune.replay import replay_study
+
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    studies: list[optuna.Study] = []
+
+    class FourthReport(optuna.pruners.BasePruner):
+        def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:
+            studies.append(study)
+            return len(trial.intermediate_values) >= 4
+
+    replay_study(grid, spec, seed=0, budget=2, pruner=lambda executor, study_spec: FourthReport())
+    stopped = [t for t in studies[-1].trials if t.user_attrs.get("status") == "stopped"]
+    assert stopped  # told a censored value, not pruned in Optuna's sense: a stop is a pause
+    for t in stopped:
+        costs = sorted(t.intermediate_values)
+        values = [t.intermediate_values[c] for c in costs]
+        schedule = LRSchedule.from_record(TrialRecord.of(t).schedule)
+        recorded = Forecast.from_attrs(t.user_attrs)
+        maps = forecast_time_to_target(costs, values, TARGET, schedule=schedule, reach_trees=False)
+        assert recorded.probability == pytest.approx(maps.probability, abs=1e-6)
