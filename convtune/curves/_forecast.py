@@ -878,8 +878,8 @@ def forecast_time_to_target(
         >>> import numpy as np
         >>> c = np.linspace(100, 1000, 10)
         >>> f = forecast_time_to_target(c, 1.5 + 20.0 * c**-0.5, "val_loss<=1.9", horizon=4000)
-        >>> f.reached, f.low < 2500 < f.high, f.probability_before(f.high) >= 0.8
-        (False, True, True)
+        >>> f.reached, f.low < 2500 < f.high, f.estimate <= 4000, 0.3 < f.probability < 0.9
+        (False, True, True, True)
     """
     raw = raw_forecast(costs, values, target, **options)
     if raw.final is None:
