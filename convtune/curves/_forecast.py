@@ -28,7 +28,6 @@ from convtune.curves._calibration import (
     blend_estimates,
     default_calibration,
     situation,
-    without_trees,
 )
 from convtune.curves._measure import as_target, merge_repeats, time_to_target
 from convtune.curves._models import (
@@ -442,7 +441,7 @@ class RawForecast:
             probs = np.maximum(probs, mapped / reach_max_lowering)
         probs[0] = 0.0
         probs = self._within_the_run(costs, probs, cal, references)
-        probs, threshold = self._from_trees(costs, probs, cal if reach_trees else without_trees(cal))
+        probs, threshold = self._from_trees(costs, probs, cal, reach_trees)
         if references and self.summary is not None:
             matched = plateau_crossings(self.summary.c, self.summary.y, references, self.horizon)
             if matched is not None:
@@ -549,7 +548,7 @@ class RawForecast:
         return np.maximum.accumulate(scaled)
 
     def _from_trees(
-        self, costs: np.ndarray, probs: np.ndarray, cal: CrossingCalibration
+        self, costs: np.ndarray, probs: np.ndarray, cal: CrossingCalibration, reach_trees: bool = True
     ) -> tuple[np.ndarray, float]:
         """``probs`` scaled so that ``P(crossed by the planned end)`` is the calibration's
         :class:`convtune.curves.ReachTrees`' probability, and the trees' reach threshold; else
@@ -558,10 +557,10 @@ class RawForecast:
         The trees speak only on a curve whose features all lie within the range they were fitted
         on (:meth:`~convtune.curves.ReachTrees.covers`): fitted on recorded curves, a model of
         the curve alone called smooth synthetic ones hopeless (check R, docs/benchmarks.md).
-        Unchanged also without trees, a horizon still ahead, or a chance left by the maps and
-        reach caps (a distribution with nothing to scale)."""
+        Unchanged also without trees (or with ``reach_trees`` false), a horizon still ahead, or a
+        chance left by the maps and reach caps (a distribution with nothing to scale)."""
         threshold = cal.threshold(self.key)
-        trees = cal.reach_trees(self.key)
+        trees = cal.reach_trees(self.key) if reach_trees else None
         if trees is None or self.summary is None or self.horizon is None or not self.horizon > self.c_last:
             return probs, threshold
         x = tree_features(self.summary)
