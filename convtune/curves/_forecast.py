@@ -402,7 +402,8 @@ class RawForecast:
         reach_trees: bool = True,
     ) -> Forecast:
         """The forecast through ``calibration``'s maps and reach models (default: the shipped
-        table), and its reach trees unless ``reach_trees`` is false (:meth:`_from_trees`). ``reach_max_lowering`` bounds how many times below the maps' probability a reach
+        table), and its reach trees unless ``reach_trees`` is false (:meth:`_from_trees`).
+        ``reach_max_lowering`` bounds how many times below the maps' probability a reach
         model may push it (default :data:`convtune.curves._reach.MAX_LOWERING`; ``inf``: no
         bound). ``references``: finished runs of the same study; on a plateau prefix, where
         those that stood on one too crossed is blended in (:mod:`convtune.curves._references`);
@@ -448,11 +449,7 @@ class RawForecast:
                 costs, probs = mix_crossings(costs, probs, matched)
         tail = 0.5 * (1.0 - self.level)
         if self.horizon is not None:
-            probability = (
-                float(np.interp(self.horizon, costs, probs))
-                if costs[-1] >= self.horizon
-                else float(probs[-1])
-            )
+            probability = _by(self.horizon, costs, probs)
         else:
             probability = float(probs[-1])
         given_reach = blend_estimates(
@@ -531,9 +528,7 @@ class RawForecast:
             return probs
         if self.horizon is None or not self.horizon > self.c_last:
             return probs
-        by_end = (
-            float(np.interp(self.horizon, costs, probs)) if costs[-1] >= self.horizon else float(probs[-1])
-        )
+        by_end = _by(self.horizon, costs, probs)
         if not by_end > 0:
             return probs
         x = within_features(self.summary, float(self.cdf(self.horizon)), self.horizon, references)
@@ -566,9 +561,7 @@ class RawForecast:
         x = tree_features(self.summary)
         if not trees.covers(x):
             return probs, threshold
-        by_end = (
-            float(np.interp(self.horizon, costs, probs)) if costs[-1] >= self.horizon else float(probs[-1])
-        )
+        by_end = _by(self.horizon, costs, probs)
         if not by_end > 0:
             return probs, threshold
         scaled = np.minimum(probs * (trees.probability(x) / by_end), 1.0)
@@ -591,6 +584,12 @@ class RawForecast:
             if self.c_last < t <= self.horizon:
                 caps[i] = model.bound(reach_features(self.summary, float(self.cdf(t)), float(t)))
         return np.minimum.accumulate(caps[::-1])[::-1]
+
+
+def _by(cost: float, costs: np.ndarray, probs: np.ndarray) -> float:
+    """``P(crossed by cost)`` of a distribution with knots ``costs``, ``probs`` (its last value
+    beyond the last knot)."""
+    return float(np.interp(cost, costs, probs)) if costs[-1] >= cost else float(probs[-1])
 
 
 def _bucket(key: str) -> int:
