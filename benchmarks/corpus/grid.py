@@ -1076,6 +1076,46 @@ _FRESH32 = (
         "(16 features, 4 classes, 3 clusters a class; 4,000 / 1,500); val cross-entropy (1.39 at the start)",
     ),
 )  # fmt: skip
+# Batch 33: defined by a helper session told of no check, in session 49.
+_FRESH33 = (
+    CorpusWorkload(
+        "domain_adversarial_moons", wl.DomainAdversarialMoons,
+        "unsupervised domain adaptation, domain-adversarial training with gradient reversal (DANN)",
+        "val_target_error", "minimize", (0.0, 1.0), 49152, 2048, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="feature extractor 2-64-64 with a label head 64-2 trained by cross-entropy on labelled source "
+        "moons (make_moons, noise 0.1; 3,000) and a domain head 64-32-1 behind a gradient reversal layer telling "
+        "them from unlabelled target moons, the same rotated by 30 degrees (3,000); val error rate on 1,000 "
+        "held-out labelled target points (0.08 to 0.23 for a source-only fit)",
+    ),
+    CorpusWorkload(
+        "parametric_tsne_digits", wl.ParametricTSNE,
+        "nonlinear dimensionality reduction to the plane, parametric t-SNE", "val_knn_accuracy",
+        "maximize", (0.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lamb"), (64, 128), (0, 30),
+        description="MLP 64-128-128-2 mapping load_digits images (1,257 / 540) to the plane, trained by the KL "
+        "divergence between in-batch Gaussian neighbour probabilities among the pixels (perplexity 10, "
+        "bandwidths by bisection) and Student-t ones in the plane; val 5-nearest-neighbour accuracy of the "
+        "held-out embeddings among the training ones (0.34 at the start)",
+    ),
+    CorpusWorkload(
+        "rate_distortion_digits", wl.RateDistortionDigits,
+        "learned lossy compression, rate-distortion loss with a learned entropy model", "val_rd_cost",
+        "minimize", (0.0, None), 24576, 1024, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="encoder MLP 64-128-16 and decoder 16-128-64 (sigmoid) on load_digits (1,257 / 540), "
+        "latents perturbed by uniform noise in training and rounded in evaluation, coded by a learned "
+        "discretised logistic per latent; loss bits + 40 x summed squared error per image; val "
+        "rate-distortion cost per image with true rounding (480 at the start)",
+    ),
+    CorpusWorkload(
+        "group_dro_spurious", wl.GroupDROSpurious,
+        "group distributionally robust optimisation under a spurious correlation (group DRO)",
+        "val_worst_group_accuracy", "maximize", (0.0, 1.0), 24576, 1024, 3e-3, ("adamw", "sgd", "lamb"), (32, 64),
+        (0, 30),
+        description="MLP 12-64-64-2 on synthetic data whose label is a circle in 2 core features while a noisy "
+        "attribute agrees with it on 95% of 4,000 training points (groups of about 1,900, 1,900, 100 and 100; 9 "
+        "noise features), trained by group DRO (exponentiated-gradient group weights, step 0.05); val "
+        "worst-group accuracy on 2,000 held-out points, 500 per group",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1109,6 +1149,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     30: tuple(w.name for w in _FRESH30),
     31: tuple(w.name for w in _FRESH31),
     32: tuple(w.name for w in _FRESH32),
+    33: tuple(w.name for w in _FRESH33),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -1147,6 +1188,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH30,
         _FRESH31,
         _FRESH32,
+        _FRESH33,
     )
     for w in batch
 }

@@ -118,7 +118,7 @@ def test_recording_writes_grid_files_and_resumes_without_repeating(
 
 @pytest.mark.parametrize(
     "batch",
-    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32],
+    [*range(1, 15), *range(19, 34)],
 )
 def test_fresh_records_only_the_workloads_kept_apart(
     corpus: types.SimpleNamespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
