@@ -36,7 +36,7 @@ Scores, per workload and cut (cost = samples):
 
 Usage::
 
-    python benchmarks/forecast.py                                  # /work/corpus_data + home
+    python benchmarks/forecast.py                                  # benchmarks/data/corpus + home
     python benchmarks/forecast.py --data DIR_OR_FILE ... --markdown out.md
     python benchmarks/forecast.py --write-calibration convtune/curves/calibration.json
     python benchmarks/forecast.py --data benchmarks/data/corpus \
@@ -86,7 +86,7 @@ from convtune.curves._references import moved as moved_noise_units
 HERE = Path(__file__).resolve().parent
 HOME_FILE = HERE / "data" / "curves.jsonl"
 HOME = ("charlm", "digits")
-DEFAULT_DATA = [Path("/work/corpus_data"), HERE / "data" / "corpus"]
+DEFAULT_DATA = [HERE / "data" / "corpus"]
 CUTS = (0.10, 0.25, 0.50)
 REACH_SHARES = (0.35, 0.60)
 METHODS = (
