@@ -1116,6 +1116,48 @@ _FRESH33 = (
         "worst-group accuracy on 2,000 held-out points, 500 per group",
     ),
 )  # fmt: skip
+# Batch 34: defined by a helper session told of no check, in session 49.
+_FRESH34 = (
+    CorpusWorkload(
+        "mine_mutual_information", wl.MutualInformationMINE,
+        "mutual information estimation, neural Donsker-Varadhan bound (MINE)", "val_mi_error",
+        "minimize", (0.0, None), 49152, 2048, 1e-3, ("adamw", "sgd", "lion"), (64, 128), (0, 30),
+        description="critic MLP 10-128-128-1 trained to raise the Donsker-Varadhan bound on the mutual "
+        "information of pairs of 5-vectors, y = 0.8 x + 0.6 noise per coordinate then bent by y + y^3/3 (true "
+        "MI 2.55 nats; 20,000 pairs), product-of-marginals pairs by shifting y one row in the batch, the log "
+        "term's gradient divided by a moving average of mean exp T (MINE); val absolute gap between the true MI "
+        "and the bound on 5,000 held-out pairs (2.55 at the start)",
+    ),
+    CorpusWorkload(
+        "sae_feature_recovery", wl.SparseAutoencoderFeatures,
+        "dictionary learning, sparse autoencoder recovering features in superposition", "val_feature_recovery",
+        "maximize", (-1.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="autoencoder with 128 ReLU latents, encoder 32-128 and linear decoder 128-32, trained by "
+        "squared error plus 0.2 x the decoder-norm-weighted L1 of the latents on sums of 64 random unit "
+        "feature directions in 32 dimensions (each on with probability 0.04, magnitude uniform in [0, 1], "
+        "noise SD 0.01; 20,000 / 2,000); val mean over the true features of the largest cosine similarity with a "
+        "decoder column (0.44 at the start)",
+    ),
+    CorpusWorkload(
+        "polynomial_root_sets", wl.PolynomialRootSets,
+        "set prediction, permutation-invariant matched loss (roots of polynomials)", "val_root_distance",
+        "minimize", (0.0, None), 24576, 1024, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 8-256-256-8 from the standardised complex coefficients of a monic quartic to its 4 "
+        "complex roots (uniform in the unit disk; 20,000 / 2,000), trained by the summed squared distance "
+        "under the best of the 24 matchings of predicted to true roots; val mean distance between predicted and "
+        "true roots under the best matching (0.61 at the start, 0.66 for predicting the origin)",
+    ),
+    CorpusWorkload(
+        "digit_registration", wl.DigitRegistration,
+        "unsupervised deformable image registration, dense displacement field", "val_ncc",
+        "maximize", (-1.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="convolutional encoder-decoder (8, 16, 16 channels, skip connections) outputting a "
+        "displacement field that warps one load_digits image, upsampled to 16 x 16 and randomly rotated, "
+        "zoomed and shifted, onto another of the same class (1,257 / 540 images), trained by MSE plus 0.05 x a "
+        "smoothness penalty on the field; val mean normalised cross-correlation of warped and fixed images "
+        "over 500 held-out pairs (0.55 unregistered)",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1150,6 +1192,7 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     31: tuple(w.name for w in _FRESH31),
     32: tuple(w.name for w in _FRESH32),
     33: tuple(w.name for w in _FRESH33),
+    34: tuple(w.name for w in _FRESH34),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -1189,6 +1232,7 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH31,
         _FRESH32,
         _FRESH33,
+        _FRESH34,
     )
     for w in batch
 }

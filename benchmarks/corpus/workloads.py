@@ -6884,3 +6884,332 @@ class GroupDROSpurious(_Tabular):
         model = _mlp(12, [64, 64], 2)
         model.register_buffer("group_weights", torch.full((4,), 0.25))
         return model
+
+
+class MutualInformationMINE(_Tabular):
+    """Mutual information estimation with a neural critic (MINE; Belghazi et al. 2018): pairs
+    (x, y) of 5-vectors, y = 0.8 x + 0.6 ε coordinate by coordinate with x and ε standard
+    Gaussian, then each coordinate of y bent by y + y³ / 3, an invertible map that leaves the
+    mutual information at its Gaussian value, -5/2 · ln(1 - 0.8²) = 2.55 nats (20,000 training
+    pairs, standardised). A critic MLP 10-128-128-1 scores a pair and is trained to raise the
+    Donsker-Varadhan lower bound, mean T over joint pairs minus log mean exp T over pairs from
+    the product of the marginals (the batch's y shifted by one row), with MINE's bias
+    correction: the gradient of the log term is divided by a moving average (rate 0.01) of the
+    batch's mean exp T rather than by the batch's own. No label is involved; the critic must
+    learn the log density ratio, quadratic in x and in the unbent y. The estimate climbs from
+    0 fast, then slowly, and stops short of the true value; the exponential inside the bound
+    makes it noisy throughout, a high constant LR keeps it swinging by half a nat or more and
+    can drop it back to nothing late in the run, too low an LR barely starts, and SGD at its
+    centre LR and above overflows within the first hundred steps. Metric the absolute gap
+    between the true mutual information and the bound on 5,000 held-out pairs, their product
+    pairs again by a shift of one row (2.55 at the start, about 0.3 after the planned run at a
+    good LR; the estimate reported beside it). Defined as the thirty-fourth batch of fresh
+    workloads, by a helper told of no check."""
+
+    metric = "val_mi_error"
+    dims, correlation, average = 5, 0.8, 0.01
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(841)
+        noise = math.sqrt(1.0 - self.correlation**2)
+
+        def draw(count: int) -> np.ndarray:
+            x = rng.normal(size=(count, self.dims))
+            y = self.correlation * x + noise * rng.normal(size=(count, self.dims))
+            return np.concatenate([x, y + y**3 / 3.0], 1)  # an invertible bend of y leaves the MI as it was
+
+        train, val = draw(20000), draw(5000)
+        scale = train.std(0)
+        train, val = train / scale, val / scale
+        super().__init__(train, np.zeros(len(train), np.float32), val, np.zeros(len(val), np.float32))
+        self.true_mi = -0.5 * self.dims * math.log(1.0 - self.correlation**2)
+        d = self.dims
+        self.x_val_marginal = torch.cat([self.x_val[:, :d], self.x_val[:, d:].roll(1, 0)], 1)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        pairs, _ = batch
+        d = self.dims
+        joint = model(pairs).squeeze(-1).float()
+        marginal = model(torch.cat([pairs[:, :d], pairs[:, d:].roll(1, 0)], 1)).squeeze(-1).float()
+        log_mean_exp = torch.logsumexp(marginal, 0) - math.log(len(pairs))
+        with torch.no_grad():  # the moving average of the batch's mean exp(T), kept in log space
+            kept = model.log_average + math.log(1.0 - self.average)
+            model.log_average.copy_(torch.logaddexp(kept, log_mean_exp + math.log(self.average)))
+        # Gradient of mean T(joint) - log E exp T(marginal), its denominator the moving average (MINE).
+        return -(joint.mean() - torch.exp(log_mean_exp - model.log_average))
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        joint = model(self.x_val).squeeze(-1).float()
+        marginal = model(self.x_val_marginal).squeeze(-1).float()
+        estimate = (joint.mean() - (torch.logsumexp(marginal, 0) - math.log(len(marginal)))).item()
+        if not math.isfinite(estimate):
+            return {"val_mi_error": math.nan}
+        return {"val_mi_error": abs(estimate - self.true_mi), "val_mi_estimate": estimate}
+
+    def build_model(self) -> nn.Module:
+        model = _mlp(2 * self.dims, [128, 128], 1)
+        model.register_buffer("log_average", torch.zeros(()))
+        return model
+
+
+class SparseAutoencoderFeatures(_Tabular):
+    """Dictionary learning with a sparse autoencoder, recovering features stored in superposition
+    (Sharkey, Braun and Millidge 2022; Bricken et al. 2023): 64 ground-truth feature
+    directions, random unit vectors in 32 dimensions, each present in a point with probability
+    0.04 at a magnitude uniform in [0, 1], summed, with noise of SD 0.01 (20,000 training /
+    2,000 held-out points; about 2.6 features a point, twice as many features as dimensions).
+    An overcomplete autoencoder of 128 latents (encoder 32-128 with ReLU, applied after
+    subtracting the decoder's bias; linear decoder 128-32) is trained on the squared
+    reconstruction error plus 0.2 × the L1 norm of the latents, each weighted by the norm of
+    its decoder column. The feature directions are never shown. Recovery rises steadily as
+    decoder columns turn towards the features and the surplus latents die, up to 0.99 at a good
+    LR (then about 64 latents alive, 3 active a point); too low an LR keeps a dense code of
+    blurred directions (0.48 to 0.73), one LR level too high kills nearly every latent early
+    on, after which the curve lies flat at 0.5 to 0.6 for the rest of the run, and SGD diverges
+    at once from 3 × its centre LR. Metric the mean, over the 64 true features, of the largest
+    cosine similarity between a feature and any decoder column (the mean max cosine similarity;
+    0.44 at the start; the fraction of variance unexplained, the mean number of active latents
+    and the dead latents reported beside it). Defined as the thirty-fourth batch of fresh
+    workloads, by a helper told of no check."""
+
+    metric = "val_feature_recovery"
+    features, width, latents, density, penalty = 64, 32, 128, 0.04, 0.2
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(853)
+        directions = rng.normal(size=(self.features, self.width))
+        directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+
+        def draw(count: int) -> np.ndarray:
+            active = rng.random((count, self.features)) < self.density
+            codes = active * rng.uniform(0.0, 1.0, (count, self.features))
+            return codes @ directions + rng.normal(0.0, 0.01, (count, self.width))
+
+        train, val = draw(20000), draw(2000)
+        super().__init__(train, np.zeros(len(train), np.float32), val, np.zeros(len(val), np.float32))
+        self.directions = torch.tensor(directions, dtype=torch.float32)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        x, _ = batch
+        codes = model.encode(x)
+        error = (model.decoder(codes).float() - x).pow(2).sum(1).mean()
+        sparsity = (codes.float() * model.decoder.weight.norm(dim=0)).sum(1).mean()
+        return error + self.penalty * sparsity
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        codes = model.encode(self.x_val).float()
+        rebuilt, atoms = model.decoder(codes).float(), model.decoder.weight.float()
+        if not (torch.isfinite(atoms).all() and torch.isfinite(rebuilt).all()):
+            return {"val_feature_recovery": math.nan}
+        cosines = self.directions @ F.normalize(atoms, dim=0)
+        unexplained = (rebuilt - self.x_val).pow(2).sum() / (self.x_val - self.x_val.mean(0)).pow(2).sum()
+        return {
+            "val_feature_recovery": cosines.max(1).values.mean().item(),
+            "val_fvu": unexplained.item(),
+            "val_l0": (codes > 0).float().sum(1).mean().item(),
+            "val_dead_latents": float((codes.amax(0) <= 0).sum().item()),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _SparseAutoencoder(self.width, self.latents)
+
+
+class _SparseAutoencoder(nn.Module):
+    def __init__(self, width: int, latents: int) -> None:
+        super().__init__()
+        self.encoder = nn.Linear(width, latents)
+        self.decoder = nn.Linear(latents, width)
+
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        return F.relu(self.encoder(x - self.decoder.bias))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.decoder(self.encode(x))
+
+
+class PolynomialRootSets(_Tabular):
+    """Set prediction with a permutation-invariant matched loss (as DETR trains its detections,
+    Carion et al. 2020): from the 4 complex coefficients of a monic quartic (8 real numbers,
+    standardised) predict its 4 complex roots, drawn uniformly in the unit disk, as an
+    unordered set (20,000 / 2,000 polynomials). An MLP 8-256-256-8 outputs four points in the
+    plane, and the loss is their summed squared distance to the true roots under the best of
+    the 24 matchings, so the network may label the roots as it likes; but the roots follow the
+    coefficients continuously only as a set: any labelling has seams where two roots trade
+    places, which a continuous network can only blur, so the error never reaches zero. The
+    error falls fast to about 0.3, then slowly, still falling at the end of the planned run;
+    too low an LR ends at 0.25 to 0.3, the highest levels end worse and noisier (0.18), and SGD
+    at 10 × its centre LR diverges at once. Metric the mean distance between predicted and true
+    roots under the best matching, on the held-out polynomials (0.61 at the start, 0.66 for
+    predicting the origin, about 0.15 after the planned run at a good LR; the matched squared
+    error reported beside it). Defined as the thirty-fourth batch of fresh workloads, by a
+    helper told of no check."""
+
+    metric = "val_root_distance"
+    degree = 4
+
+    def __init__(self) -> None:
+        import itertools
+
+        rng = np.random.default_rng(859)
+
+        def draw(count: int) -> tuple[np.ndarray, np.ndarray]:
+            radius = np.sqrt(rng.random((count, self.degree)))
+            roots = radius * np.exp(1j * rng.uniform(0.0, 2 * math.pi, (count, self.degree)))
+            coefficients = np.zeros((count, self.degree + 1), complex)
+            coefficients[:, 0] = 1.0
+            for k in range(self.degree):  # multiply by (z - r_k)
+                product = coefficients.copy()
+                product[:, 1:] -= roots[:, k : k + 1] * coefficients[:, :-1]
+                coefficients = product
+            inputs = np.concatenate([coefficients[:, 1:].real, coefficients[:, 1:].imag], 1)
+            return inputs, np.stack([roots.real, roots.imag], -1).reshape(count, -1)
+
+        x_train, y_train = draw(20000)
+        x_val, y_val = draw(2000)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train.astype(np.float32), x_val, y_val.astype(np.float32))
+        self.permutations = torch.tensor(list(itertools.permutations(range(self.degree))))
+
+    def _squared(self, model: nn.Module, inputs: torch.Tensor, roots: torch.Tensor) -> torch.Tensor:
+        """Per polynomial and matching, the squared distance of each predicted root to its true one."""
+        predicted = model(inputs).float().view(len(inputs), self.degree, 2)[:, self.permutations]
+        return (predicted - roots.view(len(inputs), 1, self.degree, 2)).pow(2).sum(-1)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, roots = batch
+        return self._squared(model, inputs, roots).sum(-1).min(1).values.mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        squared = self._squared(model, self.x_val, self.y_val)
+        if not torch.isfinite(squared).all():
+            return {"val_root_distance": math.nan}
+        return {
+            "val_root_distance": squared.sqrt().mean(-1).min(1).values.mean().item(),
+            "val_matched_mse": squared.sum(-1).min(1).values.mean().item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _mlp(2 * self.degree, [256, 256], 2 * self.degree)
+
+
+class DigitRegistration(_Tabular):
+    """Unsupervised deformable image registration (in the manner of VoxelMorph, Balakrishnan et
+    al. 2019): a network looks at two images of the same digit class (sklearn's
+    ``load_digits``, upsampled to 16 × 16; 1,257 training / 540 held-out images), the first
+    rotated (up to ±29°), zoomed (±15%) and shifted (up to 2 pixels) at random, and outputs a
+    dense displacement field along which the first is resampled (bilinear) to look like the
+    second. No correspondence is given: the loss is the mean squared difference between the
+    warped and the fixed image plus 0.05 × the squared differences of neighbouring
+    displacements (a smoothness penalty). The network is a small convolutional encoder-decoder
+    with skip connections (8, 16, 16 channels down to 4 × 4 and back up), its last layer
+    started near zero so that it begins at the identity. The similarity climbs fast once the
+    field starts to move and slowly as finer detail is matched; too low an LR rises late and
+    ends far lower, and too high an LR stalls between 0.5 and 0.85 or throws the image out of
+    the frame, so the warped image goes blank and the similarity drops to 0 for good (LAMB).
+    Metric the mean normalised cross-correlation between the warped and the fixed image over
+    500 held-out pairs, their distortions fixed (0.55 unregistered, about 0.93 after the
+    planned run at a good LR; the MSE reported beside it). Defined as the thirty-fourth batch
+    of fresh workloads, by a helper told of no check."""
+
+    metric = "val_ncc"
+    size, smoothness, val_pairs = 16, 0.05, 500
+    rotation, shift, zoom = 0.5, 0.25, 0.15  # radians, a fraction of the half-width, relative
+
+    def __init__(self) -> None:
+        x_train, y_train, x_val, y_val = _digits_split()
+
+        def upsample(images: np.ndarray) -> np.ndarray:
+            pixels = torch.tensor(images, dtype=torch.float32).view(-1, 1, 8, 8)
+            return F.interpolate(pixels, size=self.size, mode="bilinear", align_corners=False).numpy()
+
+        super().__init__(upsample(x_train), y_train, upsample(x_val), y_val)
+        self.order = torch.argsort(self.y_train, stable=True)
+        counts = torch.bincount(self.y_train, minlength=10)
+        self.counts, self.starts = counts, torch.cumsum(counts, 0) - counts
+        shape = [1, 1, self.size, self.size]
+        self.identity = F.affine_grid(torch.eye(2, 3)[None], shape, align_corners=False)
+        rng = np.random.default_rng(863)
+        moving = rng.integers(0, len(y_val), self.val_pairs)
+        others = [np.flatnonzero((y_val == y_val[i]) & (np.arange(len(y_val)) != i)) for i in moving]
+        fixed = np.array([rng.choice(candidates) for candidates in others])
+        self.val_moving = self._distort(self.x_val[moving], torch.Generator().manual_seed(863))
+        self.val_fixed = self.x_val[fixed]
+
+    def _distort(self, images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """Each image rotated, zoomed and shifted at random (a smooth warp for the network to undo)."""
+        count = len(images)
+        angle = (torch.rand(count, generator=generator) * 2 - 1) * self.rotation
+        zoom = 1 + (torch.rand(count, generator=generator) * 2 - 1) * self.zoom
+        shift = (torch.rand(count, 2, generator=generator) * 2 - 1) * self.shift
+        cos, sin = torch.cos(angle) / zoom, torch.sin(angle) / zoom
+        rows = [torch.stack([cos, -sin, shift[:, 0]], 1), torch.stack([sin, cos, shift[:, 1]], 1)]
+        grid = F.affine_grid(torch.stack(rows, 1), [count, 1, self.size, self.size], align_corners=False)
+        return F.grid_sample(images, grid, padding_mode="zeros", align_corners=False)
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        count = len(self.x_train)
+        while True:  # a distorted image beside another of the same digit class, drawn at random
+            index = torch.randint(0, count, (micro_batch_size,), generator=generator)
+            labels = self.y_train[index]
+            offset = (torch.rand(micro_batch_size, generator=generator) * self.counts[labels]).long()
+            partner = self.order[self.starts[labels] + offset]
+            moving = self._distort(self.x_train[index], generator)
+            yield torch.cat([moving, self.x_train[partner]], 1), labels
+
+    def _warp(self, model: nn.Module, pairs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        flow = model(pairs).float()
+        grid = self.identity + flow.permute(0, 2, 3, 1)
+        return F.grid_sample(pairs[:, :1], grid, padding_mode="zeros", align_corners=False), flow
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        pairs, _ = batch
+        warped, flow = self._warp(model, pairs)
+        down = (flow[:, :, 1:] - flow[:, :, :-1]).pow(2).mean()
+        across = (flow[..., 1:] - flow[..., :-1]).pow(2).mean()
+        return F.mse_loss(warped, pairs[:, 1:]) + self.smoothness * (down + across)
+
+    @staticmethod
+    def _ncc(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        a, b = a.flatten(1), b.flatten(1)
+        a, b = a - a.mean(1, keepdim=True), b - b.mean(1, keepdim=True)
+        return (a * b).sum(1) / (a.norm(dim=1) * b.norm(dim=1)).clamp_min(1e-8)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        warped, _ = self._warp(model, torch.cat([self.val_moving, self.val_fixed], 1))
+        if not torch.isfinite(warped).all():
+            return {"val_ncc": math.nan}
+        return {
+            "val_ncc": self._ncc(warped, self.val_fixed).mean().item(),
+            "val_identity_ncc": self._ncc(self.val_moving, self.val_fixed).mean().item(),
+            "val_mse": F.mse_loss(warped, self.val_fixed).item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _RegistrationNet()
+
+
+class _RegistrationNet(nn.Module):
+    def __init__(self, channels: int = 8) -> None:
+        super().__init__()
+        c = channels
+        self.down1 = nn.Conv2d(2, c, 3, padding=1)
+        self.down2 = nn.Conv2d(c, 2 * c, 3, stride=2, padding=1)
+        self.down3 = nn.Conv2d(2 * c, 2 * c, 3, stride=2, padding=1)
+        self.up2 = nn.Conv2d(4 * c, 2 * c, 3, padding=1)
+        self.up1 = nn.Conv2d(3 * c, c, 3, padding=1)
+        self.flow = nn.Conv2d(c, 2, 3, padding=1)
+        nn.init.normal_(self.flow.weight, 0.0, 1e-3)  # a field near zero: the identity warp
+        nn.init.zeros_(self.flow.bias)
+
+    def forward(self, pairs: torch.Tensor) -> torch.Tensor:
+        first = F.relu(self.down1(pairs))
+        second = F.relu(self.down2(first))
+        third = F.relu(self.down3(second))
+        up = F.relu(self.up2(torch.cat([F.interpolate(third, scale_factor=2.0), second], 1)))
+        up = F.relu(self.up1(torch.cat([F.interpolate(up, scale_factor=2.0), first], 1)))
+        return self.flow(up)
