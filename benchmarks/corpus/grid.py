@@ -1158,6 +1158,86 @@ _FRESH34 = (
         "over 500 held-out pairs (0.55 unregistered)",
     ),
 )  # fmt: skip
+# Batch 35: defined by a helper session told of no check, in session 50.
+_FRESH35 = (
+    CorpusWorkload(
+        "preference_reward_model", wl.PreferenceRewardModel,
+        "reward modelling from pairwise preferences, Bradley-Terry logistic loss", "val_reward_spearman",
+        "maximize", (-1.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 16-64-64-1 scoring items (16 Gaussian features, hidden reward a fixed nonlinear function of 4 "
+        "projections, SD 2), trained by the logistic Bradley-Terry loss on the score difference of 20,000 "
+        "simulated noisy preferences between 4,000 items (preferred with probability sigmoid of the reward "
+        "difference); val Spearman rank correlation of the scores with the true rewards of 1,000 held-out items "
+        "(-0.05 to 0.2 at the start)",
+    ),
+    CorpusWorkload(
+        "dataset_distillation_digits", wl.DatasetDistillation,
+        "dataset distillation, synthetic training images learned through unrolled inner training", "val_accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 3e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="20 learned synthetic 8 x 8 images (2 per class, from Gaussian noise) and a learned inner step size, "
+        "trained so that a linear softmax classifier fitted to them from zero weights by 10 unrolled steps of "
+        "gradient descent has a low cross-entropy on real load_digits batches (1,257 / 540); val accuracy on the "
+        "held-out digits of that classifier (0.10 to 0.15 at the start)",
+    ),
+    CorpusWorkload(
+        "graph_colouring_gnn", wl.GraphColouringGNN,
+        "unsupervised neural combinatorial optimisation, graph colouring by a GNN (Potts relaxation)",
+        "val_conflict_rate", "minimize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="GNN of 5 residual mean-aggregation rounds (width 64) on 8 random features and the degree of each node "
+        "colouring random planted 3-colourable graphs (24 nodes, mean degree 4.5; 3,000 / 500) with 3 colours, "
+        "trained unsupervised by the expected fraction of monochromatic edges under its softmax colours; val "
+        "fraction of conflicting edges under the argmax colouring (0.76 to 1.0 at the start, a third for random "
+        "colours)",
+    ),
+    CorpusWorkload(
+        "burgers_learned_stepper", wl.BurgersLearnedStepper,
+        "learned coarse-grid PDE solver, autoregressive rollout (viscous Burgers' equation)", "val_rollout_error",
+        "minimize", (0.0, None), 24576, 1024, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="periodic 1-D CNN (kernels of 5, 32 channels, 3 layers) predicting the change of 32 cell averages of "
+        "viscous Burgers' equation (nu 0.04) over one coarse step of 0.1, trained by MSE on 6,000 pairs from 300 "
+        "pseudo-spectral reference trajectories at 4 x the resolution; val relative L2 error after a 10-step "
+        "rollout from 60 held-out initial states (0.56 at the start, the identity map)",
+    ),
+)  # fmt: skip
+# Batch 36: defined by a helper session told of no check, in session 50.
+_FRESH36 = (
+    CorpusWorkload(
+        "tomography_neural_field", wl.TomographyNeuralField,
+        "computed tomography, neural field fitted through a differentiable line-integral projector",
+        "val_relative_error", "minimize", (0.0, None), 49152, 2048, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="neural field (32 fixed random Fourier features of scale 6, MLP 64-64-64-1) fitted by MSE to 2,880 noisy "
+        "parallel-beam line integrals (45 angles x 64 offsets) of a modified Shepp-Logan phantom, each "
+        "estimated from 32 stratified points along its ray; val relative L2 error of the field against the "
+        "phantom on a 64 x 64 grid (0.9 to 1.2 at the start)",
+    ),
+    CorpusWorkload(
+        "density_map_counting", wl.DensityMapCounting,
+        "object counting by density-map regression, fully convolutional network", "val_count_mae",
+        "minimize", (0.0, None), 12288, 512, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="fully convolutional network (1-16-16-16-1, 3 x 3) regressing density maps (a unit Gaussian per cell) of "
+        "16 x 16 noisy images holding 0 to 20 small spots among up to 3 large dim distractor blobs, by MSE "
+        "(3,000 / 500); val mean absolute error of the counts, the maps' sums (12 to 30 at the start, 5.1 for "
+        "always the mean count)",
+    ),
+    CorpusWorkload(
+        "selective_classification", wl.SelectiveClassification,
+        "selective classification with a learned reject option (Deep Gamblers loss)", "val_selective_risk",
+        "minimize", (0.0, 1.0), 24576, 1024, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 12-64-64-5 (4 classes and an abstention output) trained by the Deep Gamblers loss (payoff 2.2) plus "
+        "the class cross-entropy on make_classification (4 classes, 12 features; 4,200 / 1,800) whose labels are "
+        "80% redrawn in a region of 27% of the points; val selective risk, the error rate on the 70% of "
+        "held-out points least likely to abstain (0.79 to 0.84 at the start)",
+    ),
+    CorpusWorkload(
+        "contrastive_predictive_coding", wl.ContrastivePredictiveCoding,
+        "self-supervised sequence representations, contrastive predictive coding (InfoNCE)", "val_cpc_accuracy",
+        "maximize", (0.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="strided 1-D conv encoder (to 16 latents of 16), GRU context (width 32) and 3 linear lookahead predictors "
+        "trained by InfoNCE against the same position of the other signals in the batch, on noisy drifting "
+        "two-sinusoid signals of 64 samples (4,000 / 512); val accuracy of picking the true future latent among "
+        "those of all 512 held-out signals (0.002 at the start, 1/512 by chance)",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1193,6 +1273,8 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     32: tuple(w.name for w in _FRESH32),
     33: tuple(w.name for w in _FRESH33),
     34: tuple(w.name for w in _FRESH34),
+    35: tuple(w.name for w in _FRESH35),
+    36: tuple(w.name for w in _FRESH36),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -1233,6 +1315,8 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH32,
         _FRESH33,
         _FRESH34,
+        _FRESH35,
+        _FRESH36,
     )
     for w in batch
 }

@@ -7213,3 +7213,645 @@ class _RegistrationNet(nn.Module):
         up = F.relu(self.up2(torch.cat([F.interpolate(third, scale_factor=2.0), second], 1)))
         up = F.relu(self.up1(torch.cat([F.interpolate(up, scale_factor=2.0), first], 1)))
         return self.flow(up)
+
+
+class PreferenceRewardModel(_Tabular):
+    """Reward modelling from pairwise preferences (the Bradley-Terry model, as reward models
+    for RLHF are trained; Christiano et al. 2017): items are 16-dimensional Gaussian feature
+    vectors whose hidden reward is a fixed nonlinear function of four projections of them
+    (a sine, a square, an absolute value and a linear term, scaled to SD 2). 20,000 training
+    comparisons between two of 4,000 items each carry only which item a simulated annotator
+    preferred, drawn with probability sigmoid(reward difference), so many of them disagree
+    with the true order. An MLP 16-64-64-1 scores each item, trained by the logistic
+    loss on the score difference of each pair. The rank correlation climbs fast (about 0.6
+    after the first 1,024 comparisons) as the linear and square terms are found, then slowly to
+    about 0.9 at a good LR; too low an LR ends near 0.55, and the label noise makes a high
+    constant LR swing between 0.55 and 0.85 (SGD diverges at its highest levels). Metric the
+    Spearman rank correlation of the predicted scores with the true rewards of 1,000 held-out
+    items (-0.05 to 0.2 at the start; the
+    preference accuracy on 5,000 held-out noisy comparisons reported beside it). Defined as
+    the thirty-fifth batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_reward_spearman"
+    features, items, pairs = 16, 4000, 20000
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(877)
+        projections = rng.normal(size=(4, self.features)) / math.sqrt(self.features) * 1.5
+
+        def reward(x: np.ndarray) -> np.ndarray:
+            h = x @ projections.T
+            return 1.5 * np.sin(2.0 * h[:, 0]) + h[:, 1] ** 2 - 1.5 * np.abs(h[:, 2]) + h[:, 3]
+
+        items, val_items = (
+            rng.normal(size=(self.items, self.features)),
+            rng.normal(size=(1000, self.features)),
+        )
+        scale = 2.0 / reward(items).std()
+
+        def compare(pool: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+            first, second = rng.integers(0, len(pool), count), rng.integers(0, len(pool), count)
+            margin = scale * (reward(pool[first]) - reward(pool[second]))
+            preferred = rng.random(count) < 1.0 / (1.0 + np.exp(-margin))
+            return np.concatenate([pool[first], pool[second]], 1), preferred.astype(np.float32)
+
+        x_train, y_train = compare(items, self.pairs)
+        x_pairs, y_pairs = compare(val_items, 5000)
+        super().__init__(x_train, y_train, val_items, (scale * reward(val_items)).astype(np.float32))
+        self.x_val_pairs = torch.tensor(x_pairs, dtype=torch.float32)
+        self.y_val_pairs = torch.tensor(y_pairs, dtype=torch.float32)
+
+    def _margin(self, model: nn.Module, pairs: torch.Tensor) -> torch.Tensor:
+        scores = model(torch.cat([pairs[:, : self.features], pairs[:, self.features :]])).squeeze(-1).float()
+        return scores[: len(pairs)] - scores[len(pairs) :]
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        pairs, preferred = batch
+        return F.binary_cross_entropy_with_logits(self._margin(model, pairs), preferred)
+
+    @staticmethod
+    def _ranks(values: torch.Tensor) -> torch.Tensor:
+        return torch.argsort(torch.argsort(values)).float()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        scores = model(self.x_val).squeeze(-1).float()
+        margin = self._margin(model, self.x_val_pairs)
+        if not (torch.isfinite(scores).all() and torch.isfinite(margin).all()):
+            return {"val_reward_spearman": math.nan}
+        a, b = self._ranks(scores), self._ranks(self.y_val)
+        a, b = a - a.mean(), b - b.mean()
+        spearman = (a * b).sum() / (a.norm() * b.norm()).clamp_min(1e-8)
+        return {
+            "val_reward_spearman": spearman.item(),
+            "val_preference_accuracy": ((margin > 0).float() == self.y_val_pairs).float().mean().item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _mlp(self.features, [64, 64], 1)
+
+
+class DatasetDistillation(_Tabular):
+    """Dataset distillation (Wang et al. 2018): learn a tiny synthetic training set, two 8 × 8
+    images per digit class (20 images, their labels fixed), such that a linear softmax
+    classifier trained on it alone, from zero weights by 10 steps of full-batch gradient
+    descent at a learned step size, classifies real digits well. The outer loss is the
+    cross-entropy of that inner classifier on a mini-batch of real training digits (sklearn's
+    ``load_digits``, pixels in [0, 1]; 1,257 / 540), backpropagated through the 10 unrolled
+    inner steps into the synthetic pixels and the inner step size. The synthetic images start
+    as Gaussian noise, so the first classifier is no better than chance; the accuracy climbs
+    fast as the images take on their class's mean shape, then slowly as they become
+    discriminative templates, to 0.91 to 0.96 at a good LR (AdamW tolerates high LRs here);
+    too low an LR ends near 0.3, and SGD at its highest LR blows up the inner step and stays at
+    chance. Metric the accuracy on the 540 held-out digits of the classifier trained on the
+    synthetic set (0.10 to 0.15 at the start; the cross-entropy reported beside it).
+    Defined as the thirty-fifth batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_accuracy"
+    per_class, inner_steps = 2, 10
+
+    def __init__(self) -> None:
+        super().__init__(*_digits_split())
+        self.synthetic_labels = torch.arange(10).repeat_interleave(self.per_class)
+
+    def _inner(self, model: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+        images = model.images.float()
+        targets = F.one_hot(self.synthetic_labels, 10).float()
+        step = model.log_step.float().exp()
+        weight = images.new_zeros(images.shape[1], 10)
+        bias = images.new_zeros(10)
+        for _ in range(self.inner_steps):  # gradient descent on the mean cross-entropy, unrolled
+            error = (torch.softmax(images @ weight + bias, 1) - targets) / len(images)
+            weight = weight - step * images.T @ error
+            bias = bias - step * error.sum(0)
+        return weight, bias
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        images, labels = batch
+        weight, bias = self._inner(model)
+        return F.cross_entropy(images @ weight + bias, labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        weight, bias = self._inner(model)
+        logits = self.x_val @ weight + bias
+        if not torch.isfinite(logits).all():
+            return {"val_accuracy": math.nan}
+        return {
+            "val_accuracy": (logits.argmax(-1) == self.y_val).float().mean().item(),
+            "val_loss": F.cross_entropy(logits, self.y_val).item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _DistilledSet(10 * self.per_class, 64)
+
+
+class _DistilledSet(nn.Module):
+    def __init__(self, count: int, pixels: int) -> None:
+        super().__init__()
+        self.images = nn.Parameter(0.3 * torch.randn(count, pixels))
+        self.log_step = nn.Parameter(torch.tensor(math.log(0.3)))
+
+
+class GraphColouringGNN(_Tabular):
+    """Unsupervised neural combinatorial optimisation (in the manner of Schuetz, Brubaker and
+    Katzgraber 2022, here one network for many graphs): a graph neural network colours the
+    nodes of random 3-colourable graphs (24 nodes, a hidden colouring planted, edges only
+    between differently coloured nodes, mean degree 4.5; 3,000 training / 500 held-out graphs)
+    with 3 colours. No colouring is ever shown: the loss is the expected fraction of
+    monochromatic edges when each node draws its colour from the network's softmax (the Potts
+    relaxation), sum over edges of p_i · p_j. Each node starts from 8 random features (breaking
+    the symmetry between colours) and its degree; 5 rounds of mean-aggregation message passing
+    (width 64, residual) precede a linear head to 3 logits. The untrained network gives most
+    nodes one colour; the conflict rate falls fast below a third (random colours) as the
+    network learns to split neighbours, then slowly to about 0.06 at a good LR as it settles
+    the odd cycles; too low an LR ends at 0.13 to 0.25, and one level too high (3 x AdamW's
+    centre, SGD at its centre) collapses every node onto one colour, the rate 1.0 for the rest
+    of the run. Metric the fraction of edges whose two ends get the same colour under the
+    argmax colouring, over the held-out graphs (0.76 to 1.0 at the start; the relaxed expected
+    rate reported beside it). Defined as the thirty-fifth batch of fresh workloads, by a helper
+    told of no check."""
+
+    metric = "val_conflict_rate"
+    nodes, colours, features, degree = 24, 3, 8, 4.5
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(881)
+        n = self.nodes
+
+        def draw(count: int) -> np.ndarray:
+            planted = rng.integers(0, self.colours, (count, n))
+            allowed = planted[:, :, None] != planted[:, None, :]
+            chance = self.degree / (n * (1 - 1 / self.colours))
+            upper = np.triu(rng.random((count, n, n)) < chance, 1) & allowed
+            adjacency = (upper | upper.transpose(0, 2, 1)).astype(np.float32)
+            features = rng.normal(size=(count, n * self.features))
+            return np.concatenate([adjacency.reshape(count, -1), features], 1)
+
+        train, val = draw(3000), draw(500)
+        super().__init__(train, np.zeros(len(train), np.float32), val, np.zeros(len(val), np.float32))
+
+    def _split_graphs(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        n = self.nodes
+        return rows[:, : n * n].view(-1, n, n), rows[:, n * n :].view(-1, n, self.features)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        adjacency, features = self._split_graphs(batch[0])
+        p = torch.softmax(model(adjacency, features).float(), -1)
+        conflicts = ((p @ p.transpose(1, 2)) * adjacency).sum((1, 2))
+        return (conflicts / adjacency.sum((1, 2)).clamp_min(1.0)).mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        adjacency, features = self._split_graphs(self.x_val)
+        logits = model(adjacency, features).float()
+        if not torch.isfinite(logits).all():
+            return {"val_conflict_rate": math.nan}
+        colour = logits.argmax(-1)
+        same = (colour[:, :, None] == colour[:, None, :]).float()
+        p = torch.softmax(logits, -1)
+        edges = adjacency.sum()
+        return {
+            "val_conflict_rate": ((same * adjacency).sum() / edges).item(),
+            "val_expected_conflicts": (((p @ p.transpose(1, 2)) * adjacency).sum() / edges).item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _ColouringGNN(self.features, 64, self.colours, 5)
+
+
+class _ColouringGNN(nn.Module):
+    def __init__(self, features: int, width: int, colours: int, rounds: int) -> None:
+        super().__init__()
+        self.embed = nn.Linear(features + 1, width)
+        self.own = nn.ModuleList(nn.Linear(width, width) for _ in range(rounds))
+        self.neighbours = nn.ModuleList(nn.Linear(width, width, bias=False) for _ in range(rounds))
+        self.head = nn.Linear(width, colours)
+
+    def forward(self, adjacency: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        degree = adjacency.sum(-1, keepdim=True)
+        h = F.relu(self.embed(torch.cat([features, degree / 4.0], -1)))
+        for own, neighbours in zip(self.own, self.neighbours, strict=True):
+            h = h + F.relu(own(h) + neighbours(adjacency @ h / degree.clamp_min(1.0)))
+        return self.head(h)
+
+
+class BurgersLearnedStepper(_Tabular):
+    """A learned coarse-grid PDE solver (in the manner of Bar-Sinai et al. 2019 and Kochkov et
+    al. 2021): viscous Burgers' equation u_t + u u_x = 0.04 u_xx on a periodic interval of
+    length 2π, solved accurately (pseudo-spectral, 128 points, RK4 with step 0.005) from
+    random smooth initial states (three sine modes of decaying amplitude), is sampled every
+    0.1 time units on a grid 4 times coarser (32 cell averages), where the steepening fronts
+    are under-resolved and a plain finite-difference step would smear or ring. A periodic
+    convolutional network (kernels of 5, 32 channels, three layers, GELU) predicts the change
+    over one coarse step divided by the step, trained by MSE on 20 consecutive steps of 300
+    trajectories (6,000 pairs). The network starts near the identity map. The rollout error
+    falls fast as advection and diffusion are learned, then slowly as the fronts are fitted,
+    to 0.01 to 0.05 at a good LR; too low an LR ends near 0.15, errors compound over the
+    rollout, so too high an LR can leave a model whose rollouts drift (the state is clipped to
+    ±5; LAMB at its highest LR stalls at 0.56), and SGD diverges from 3 x its centre. Metric
+    the relative L2 error after rolling the network out 10 coarse steps (1 time unit) from the
+    initial states of 60 held-out trajectories, mean over them (0.56 at the start, the
+    identity map; the one-step error reported beside it). Defined as the thirty-fifth batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_rollout_error"
+    fine, coarse, viscosity, dt, substeps, steps, rollout = 128, 32, 0.04, 0.1, 20, 20, 10
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(883)
+        train, val = self._simulate(rng, 300), self._simulate(rng, 60)
+        x_train = train[:, :-1].reshape(-1, self.coarse)
+        y_train = train[:, 1:].reshape(-1, self.coarse)
+        super().__init__(
+            x_train, y_train.astype(np.float32), val[:, 0], val[:, self.rollout].astype(np.float32)
+        )
+        self.val_first = torch.tensor(val[:, 1], dtype=torch.float32)
+
+    def _simulate(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """Trajectories (count, steps + 1, coarse): cell averages every dt."""
+        x = np.linspace(0.0, 2 * math.pi, self.fine, endpoint=False)
+        u = np.zeros((count, self.fine))
+        for k in (1, 2, 3):
+            amplitude = rng.uniform(0.3, 1.0, (count, 1)) / k
+            u += amplitude * np.sin(k * x + rng.uniform(0.0, 2 * math.pi, (count, 1)))
+        wavenumber = np.fft.rfftfreq(self.fine, 1.0 / self.fine)
+        keep = wavenumber < self.fine / 3  # 2/3 dealiasing
+
+        def rate(v: np.ndarray) -> np.ndarray:
+            spectrum = np.fft.rfft(v)
+            flux = np.fft.rfft(0.5 * v * v) * keep
+            return np.fft.irfft(
+                -1j * wavenumber * flux - self.viscosity * wavenumber**2 * spectrum, self.fine
+            )
+
+        h = self.dt / self.substeps
+        frames = [u]
+        for _ in range(self.steps):
+            for _ in range(self.substeps):
+                k1 = rate(u)
+                k2 = rate(u + 0.5 * h * k1)
+                k3 = rate(u + 0.5 * h * k2)
+                k4 = rate(u + h * k3)
+                u = u + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            frames.append(u)
+        fine = np.stack(frames, 1)
+        return fine.reshape(count, self.steps + 1, self.coarse, -1).mean(-1)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        state, following = batch
+        return F.mse_loss(model(state).float(), (following - state) / self.dt)
+
+    def _step(self, model: nn.Module, state: torch.Tensor) -> torch.Tensor:
+        return (state + self.dt * model(state).float()).clamp(-5.0, 5.0)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        state = self.x_val
+        one_step = self._step(model, state)
+        for _ in range(self.rollout):
+            state = self._step(model, state)
+        if not torch.isfinite(state).all():
+            return {"val_rollout_error": math.nan}
+
+        def relative(a: torch.Tensor, b: torch.Tensor) -> float:
+            return ((a - b).norm(dim=1) / b.norm(dim=1)).mean().item()
+
+        return {
+            "val_rollout_error": relative(state, self.y_val),
+            "val_one_step_error": relative(one_step, self.val_first),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _PeriodicConvStepper(32)
+
+
+class _PeriodicConvStepper(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(
+            [
+                nn.Conv1d(1, channels, 5, padding=2, padding_mode="circular"),
+                nn.Conv1d(channels, channels, 5, padding=2, padding_mode="circular"),
+                nn.Conv1d(channels, 1, 5, padding=2, padding_mode="circular"),
+            ]
+        )
+        nn.init.normal_(self.layers[-1].weight, 0.0, 1e-3)  # near the identity step
+        nn.init.zeros_(self.layers[-1].bias)
+
+    def forward(self, u: torch.Tensor) -> torch.Tensor:
+        h = u.unsqueeze(1)
+        for layer in self.layers[:-1]:
+            h = F.gelu(layer(h))
+        return self.layers[-1](h).squeeze(1)
+
+
+class TomographyNeuralField(_Tabular):
+    """Computed tomography by a neural field (in the manner of NeRP, Shen et al. 2022): the
+    modified Shepp-Logan head phantom (ten ellipses, its skull thickened to be resolved on a
+    64 x 64 grid) on [-1, 1]^2 is seen only through its
+    parallel-beam projections, 45 angles over 180 degrees by 64 detector offsets (2,880 line
+    integrals, computed by fine quadrature, with Gaussian noise of 1% of the largest). A
+    coordinate network, fixed random Fourier features (32 frequencies, scale 6) and an MLP
+    64-64-64-1, is trained so that its own line integrals, estimated from 32 stratified random
+    points along each ray, match the measured ones by MSE; the image itself is never shown.
+    The error falls fast as the skull and the bulk of the brain appear, then slowly as the
+    small ellipses are carved out, to about 0.3 at a good LR, still falling at the end; with
+    so few angles the field keeps streaks, and too low an LR leaves a blur near 0.8. Metric the
+    relative L2 error of the field on a 64 x 64 pixel grid against the true phantom (1.0 for
+    an empty image, 0.9 to 1.2 at the start; the PSNR reported beside it). Defined as the thirty-sixth batch of fresh workloads, by a
+    helper told of no check."""
+
+    metric = "val_relative_error"
+    angles, detectors, ray_points, grid = 45, 64, 32, 64
+    # modified Shepp-Logan (Toft): density, semi-axes a and b, centre x and y, angle in degrees
+    ellipses = (
+        (1.0, 0.69, 0.92, 0.0, 0.0, 0.0),
+        (-0.8, 0.6, 0.82, 0.0, -0.0184, 0.0),
+        (-0.2, 0.11, 0.31, 0.22, 0.0, -18.0),
+        (-0.2, 0.16, 0.41, -0.22, 0.0, 18.0),
+        (0.1, 0.21, 0.25, 0.0, 0.35, 0.0),
+        (0.1, 0.046, 0.046, 0.0, 0.1, 0.0),
+        (0.1, 0.046, 0.046, 0.0, -0.1, 0.0),
+        (0.1, 0.046, 0.023, -0.08, -0.605, 0.0),
+        (0.1, 0.023, 0.023, 0.0, -0.606, 0.0),
+        (0.1, 0.023, 0.046, 0.06, -0.605, 0.0),
+    )
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(887)
+        theta = np.repeat(np.linspace(0.0, math.pi, self.angles, endpoint=False), self.detectors)
+        offset = np.tile(np.linspace(-1.0, 1.0, self.detectors + 2)[1:-1], self.angles)
+        rays = np.stack([np.cos(theta), np.sin(theta), offset], 1)
+        t = np.linspace(-1.0, 1.0, 1025)[:-1] + 1.0 / 1024
+        along = np.stack([-rays[:, 1:2] * t, rays[:, 0:1] * t], -1)  # (rays, points, 2)
+        points = rays[:, None, :2] * rays[:, None, 2:] + along
+        integrals = self._phantom(points).mean(1) * 2.0
+        integrals += rng.normal(0.0, 0.01 * integrals.max(), integrals.shape)
+        centres = (np.arange(self.grid) + 0.5) / self.grid * 2 - 1
+        y, x = np.meshgrid(centres[::-1], centres, indexing="ij")
+        pixels = np.stack([x, y], -1).reshape(-1, 2)
+        super().__init__(rays, integrals.astype(np.float32), pixels, self._phantom(pixels).astype(np.float32))
+
+    def _phantom(self, points: np.ndarray) -> np.ndarray:
+        image = np.zeros(points.shape[:-1])
+        for density, a, b, cx, cy, degrees in self.ellipses:
+            phi = math.radians(degrees)
+            dx, dy = points[..., 0] - cx, points[..., 1] - cy
+            u = dx * math.cos(phi) + dy * math.sin(phi)
+            v = -dx * math.sin(phi) + dy * math.cos(phi)
+            image += density * ((u / a) ** 2 + (v / b) ** 2 <= 1.0)
+        return image
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        rays, integrals = batch
+        count = self.ray_points
+        t = -1.0 + 2.0 * (torch.arange(count) + torch.rand(len(rays), count)) / count  # stratified
+        direction = torch.stack([-rays[:, 1], rays[:, 0]], -1)
+        points = rays[:, None, :2] * rays[:, None, 2:] + t[..., None] * direction[:, None]
+        estimate = model(points.reshape(-1, 2)).float().view(len(rays), count).mean(1) * 2.0
+        return F.mse_loss(estimate, integrals)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        image = model(self.x_val).float().squeeze(-1)
+        if not torch.isfinite(image).all():
+            return {"val_relative_error": math.nan}
+        mse = (image - self.y_val).pow(2).mean()
+        return {
+            "val_relative_error": ((image - self.y_val).norm() / self.y_val.norm()).item(),
+            "val_psnr": (10.0 * torch.log10(self.y_val.max() ** 2 / mse.clamp_min(1e-12))).item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _FourierField(32, 6.0, 64)
+
+
+class _FourierField(nn.Module):
+    def __init__(self, frequencies: int, scale: float, width: int) -> None:
+        super().__init__()
+        generator = torch.Generator().manual_seed(887)  # the same features for every seed
+        self.register_buffer("basis", scale * torch.randn(2, frequencies, generator=generator))
+        self.mlp = _mlp(2 * frequencies, [width, width], 1)
+
+    def forward(self, points: torch.Tensor) -> torch.Tensor:
+        projected = points @ self.basis
+        return self.mlp(torch.cat([torch.sin(projected), torch.cos(projected)], -1))
+
+
+class DensityMapCounting(_Tabular):
+    """Object counting by density-map regression (Lempitsky and Zisserman 2010, as crowd and
+    cell counters are trained): 16 x 16 grey images hold between 0 and 20 small bright
+    "cells" (Gaussian spots of width 0.7 to 1.1 pixels, brightness 0.5 to 1, often touching)
+    among 0 to 3 large dim blobs (width 2.5, distractors), on a noisy background (SD 0.05). A
+    fully convolutional network (1-16-16-16-1 channels, 3 x 3 kernels, ReLU) outputs a density
+    map, trained by squared error against the map of unit Gaussians (width 1) at the cells'
+    centres; the count is the map's sum (3,000 / 500 images; loss scaled by 10). No count is given
+    to the loss directly. The count error falls fast as the network learns to fire on spots,
+    then slowly, to 0.7 to 1.4 at a good LR, as it learns to split touching cells and to ignore
+    the blobs; too low an LR ends near 2, and too high an LR kills the network into a constant
+    map (5.1, the error of always guessing the mean count) or, under SGD, diverges. Metric the
+    mean absolute error of the counts on the held-out images (12 to 30 at the start; the
+    relative count error reported beside it). Defined as the thirty-sixth batch of fresh workloads, by a
+    helper told of no check."""
+
+    metric = "val_count_mae"
+    size, most = 16, 20
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(889)
+        grid = np.arange(self.size) + 0.5
+
+        def spots(centres: np.ndarray, widths: np.ndarray, heights: np.ndarray) -> np.ndarray:
+            dy = grid[:, None, None] - centres[None, None, :, 0]
+            dx = grid[None, :, None] - centres[None, None, :, 1]
+            return (heights * np.exp(-(dx**2 + dy**2) / (2 * widths**2))).sum(-1)
+
+        def draw(count: int) -> tuple[np.ndarray, np.ndarray]:
+            images = np.zeros((count, 1, self.size, self.size), np.float32)
+            maps = np.zeros_like(images)
+            for i in range(count):
+                cells = rng.integers(0, self.most + 1)
+                centres = rng.uniform(1.0, self.size - 1.0, (cells, 2))
+                image = spots(centres, rng.uniform(0.7, 1.1, cells), rng.uniform(0.5, 1.0, cells))
+                blobs = rng.integers(0, 4)
+                image += spots(
+                    rng.uniform(2.0, self.size - 2.0, (blobs, 2)), np.full(blobs, 2.5), np.full(blobs, 0.3)
+                )
+                images[i, 0] = image + rng.normal(0.0, 0.05, image.shape)
+                maps[i, 0] = spots(centres, np.ones(cells), np.full(cells, 1 / (2 * math.pi)))
+            return images, maps
+
+        x_train, y_train = draw(3000)
+        x_val, y_val = draw(500)
+        super().__init__(x_train, y_train, x_val, y_val)
+        self.val_counts = torch.tensor(y_val.sum((1, 2, 3)).round(), dtype=torch.float32)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        images, maps = batch
+        return 10.0 * F.mse_loss(model(images).float(), maps)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        counts = model(self.x_val).float().sum((1, 2, 3))
+        if not torch.isfinite(counts).all():
+            return {"val_count_mae": math.nan}
+        error = (counts - self.val_counts).abs()
+        return {
+            "val_count_mae": error.mean().item(),
+            "val_relative_count_error": (error.sum() / self.val_counts.sum()).item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        c = 16
+        return nn.Sequential(
+            nn.Conv2d(1, c, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(c, c, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(c, c, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(c, 1, 3, padding=1),
+        )
+
+
+class SelectiveClassification(_Tabular):
+    """Selective classification with a learned reject option (Deep Gamblers; Liu et al. 2019):
+    a 4-class problem (``make_classification``, 12 features, 6 informative, 2 clusters a class;
+    4,200 / 1,800 standardised) in which, wherever the first informative feature exceeds 1.0
+    (27% of the points), 80% of the labels are redrawn at random, so that region
+    can never be classified well. An MLP 12-64-64-5 outputs the 4 classes and an abstention
+    option; trained by the gambler's loss -log(p_label + p_abstain / 2.2) plus the
+    cross-entropy of the 4 class logits alone (without it the abstention option swallows every
+    point early on and the class scores die), it learns to put its abstention mass where its
+    bets would lose. The selective risk falls fast as the classes are learned and more slowly
+    as the abstention score learns to pick out the noisy region, to 0.09 to 0.13 at a good LR;
+    too low an LR ends near 0.53, and too high an LR (Lion) stalls near 0.34. Metric the
+    selective risk at 70% coverage: the error rate on the 70% of held-out points with the
+    lowest abstention probability (0.79 to 0.84 at the start; the error over all points
+    reported beside it). Defined as the thirty-sixth batch of fresh workloads, by
+    a helper told of no check."""
+
+    metric = "val_selective_risk"
+    classes, payoff, coverage = 4, 2.2, 0.7
+
+    def __init__(self) -> None:
+        from sklearn.datasets import make_classification
+
+        x, y = make_classification(
+            n_samples=6000, n_features=12, n_informative=6, n_redundant=0, n_classes=self.classes,
+            n_clusters_per_class=2, class_sep=1.5, shuffle=False, random_state=907,
+        )  # fmt: skip
+        rng = np.random.default_rng(907)
+        noisy = (x[:, 0] > 1.0) & (rng.random(len(y)) < 0.8)
+        y = np.where(noisy, rng.integers(0, self.classes, len(y)), y)
+        x_train, y_train, x_val, y_val = _split(x, y, 0.3, True)
+        x_train, x_val = _standardise(x_train, x_val)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, labels = batch
+        logits = model(inputs).float()
+        p = torch.softmax(logits, -1)
+        bet = p.gather(1, labels[:, None]).squeeze(1) + p[:, -1] / self.payoff
+        classify = F.cross_entropy(logits[:, :-1], labels)  # keeps the class scores alive under abstention
+        return classify - bet.clamp_min(1e-12).log().mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        p = torch.softmax(model(self.x_val).float(), -1)
+        if not torch.isfinite(p).all():
+            return {"val_selective_risk": math.nan}
+        wrong = (p[:, :-1].argmax(-1) != self.y_val).float()
+        kept = torch.argsort(p[:, -1], stable=True)[: round(self.coverage * len(p))]
+        return {"val_selective_risk": wrong[kept].mean().item(), "val_error": wrong.mean().item()}
+
+    def build_model(self) -> nn.Module:
+        return _mlp(12, [64, 64], self.classes + 1)
+
+
+class ContrastivePredictiveCoding(_Tabular):
+    """Self-supervised representation learning of sequences by contrastive predictive coding
+    (CPC; van den Oord, Li and Vinyals 2018): 1-D signals of 64 samples, each a sum of two
+    sinusoids of random frequency, amplitude and phase with a slow random-walk drift and white
+    noise (SD 0.3; 4,000 training / 512 held-out signals). A strided convolutional encoder
+    (kernel 8, stride 4, 32 channels, then 1 x 1 to 16) turns each signal into 16 latent
+    vectors, a GRU (width 32) summarises those seen so far into a context, and one linear map
+    per lookahead k = 1, 2, 3 predicts the latent k steps on; trained by InfoNCE, each
+    prediction scored against the latents at the same position of the other signals in the
+    batch. Nothing but the signals is used. The accuracy climbs steadily as the encoder learns
+    a phase and frequency code and the GRU learns to advance it, to 0.2 to 0.3 at a good LR and
+    still rising at the end; too low an LR stays below 0.01, and too high an LR can keep it
+    below 0.05 (AdamW at 0.1 constant, LAMB at 0.09 one-cycle). Metric the accuracy of picking the true future latent among
+    those of all 512 held-out signals at the same position, over positions from the fourth on
+    and the three lookaheads (1/512 by chance; the InfoNCE loss reported beside it). Defined as
+    the thirty-sixth batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_cpc_accuracy"
+    length, stride, ahead, first = 64, 4, 3, 3
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(911)
+
+        def draw(count: int) -> np.ndarray:
+            signal = np.zeros((count, self.length))
+            for _ in range(2):
+                frequency = rng.uniform(0.02, 0.2, (count, 1))
+                drift = np.cumsum(rng.normal(0.0, 0.002, (count, self.length)), 1)
+                phase = rng.uniform(0.0, 2 * math.pi, (count, 1)) + 2 * math.pi * np.cumsum(
+                    frequency + drift, 1
+                )
+                signal += rng.uniform(0.5, 1.5, (count, 1)) * np.sin(phase)
+            return signal + rng.normal(0.0, 0.3, signal.shape)
+
+        train, val = draw(4000), draw(512)
+        super().__init__(train, np.zeros(len(train), np.float32), val, np.zeros(len(val), np.float32))
+
+    def _scores(self, model: nn.Module, signals: torch.Tensor) -> list[torch.Tensor]:
+        """Per lookahead, logits (positions, signals, signals): prediction of one against latent of another."""
+        latents, contexts = model(signals)
+        scores = []
+        for k, predict in enumerate(model.predictors, start=1):
+            guess = predict(contexts[:, self.first : latents.shape[1] - k])
+            target = latents[:, self.first + k :]
+            scores.append(torch.einsum("btd,ctd->tbc", guess, target).float())
+        return scores
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        signals, _ = batch
+        total = signals.new_zeros(())
+        for logits in self._scores(model, signals):
+            labels = torch.arange(logits.shape[1]).expand(logits.shape[0], -1)
+            total = total + F.cross_entropy(logits.reshape(-1, logits.shape[2]), labels.reshape(-1))
+        return total / self.ahead
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        right, seen, loss = 0.0, 0, 0.0
+        for logits in self._scores(model, self.x_val):
+            if not torch.isfinite(logits).all():
+                return {"val_cpc_accuracy": math.nan}
+            labels = torch.arange(logits.shape[1]).expand(logits.shape[0], -1)
+            right += (logits.argmax(-1) == labels).float().sum().item()
+            seen += labels.numel()
+            loss += (
+                F.cross_entropy(logits.reshape(-1, logits.shape[2]), labels.reshape(-1)).item() / self.ahead
+            )
+        return {"val_cpc_accuracy": right / seen, "val_infonce": loss}
+
+    def build_model(self) -> nn.Module:
+        return _CPCModel(self.ahead)
+
+
+class _CPCModel(nn.Module):
+    def __init__(self, ahead: int, latent: int = 16, context: int = 32) -> None:
+        super().__init__()
+        self.encoder = nn.Sequential(
+            nn.Conv1d(1, 32, 8, stride=4, padding=2), nn.ReLU(), nn.Conv1d(32, latent, 1)
+        )
+        self.gru = nn.GRU(latent, context, batch_first=True)
+        self.predictors = nn.ModuleList(nn.Linear(context, latent) for _ in range(ahead))
+
+    def forward(self, signals: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        latents = self.encoder(signals.unsqueeze(1)).transpose(1, 2)  # (batch, 16, latent)
+        contexts, _ = self.gru(latents)
+        return latents, contexts
