@@ -172,11 +172,15 @@ def held_out_scores(
     return fitted.predict_proba(test)[:, 1], threshold
 
 
-def write_trees(paths: list[Path], base: Path, out: Path, max_never: float = NEVER_SHARE) -> None:
+def write_trees(
+    paths: list[Path], base: Path, out: Path, max_never: float = NEVER_SHARE, first_never_bucket: int = 0
+) -> None:
     """``base`` (a calibration table) with :class:`convtune.curves.ReachTrees` fitted on every
     workload of ``paths`` at :data:`TREE_CUTS`, one for forecasts told the schedule and one for
     those that are not, each with a reach threshold per bucket of the share of the run seen
-    (under which ``max_never`` of the fitting runs that reach fall)."""
+    (under which ``max_never`` of the fitting runs that reach fall). Buckets before
+    ``first_never_bucket`` get threshold 0: there the trees set ``probability`` but never call a
+    run "not within the run", as the maps do not in the first bucket (check AE)."""
     trees = {}
     for head, schedule in (("sched", True), ("blind", False)):
         cases = pooled(list(build(paths, list(TREE_CUTS), schedule).values()))
@@ -190,6 +194,7 @@ def write_trees(paths: list[Path], base: Path, out: Path, max_never: float = NEV
             for b in range(len(PROGRESS_EDGES) + 1)
             for sel in [(bucket == b) & (cases.reached == 1)]
         ]
+        thresholds = [0.0 if b < first_never_bucket else t for b, t in enumerate(thresholds)]
         model = ReachTrees.from_sklearn(fitted, cases.features, thresholds)
         check = np.array([model.probability(x) for x in cases.features[:: max(1, len(scores) // 2000)]])
         assert np.allclose(check, scores[:: max(1, len(scores) // 2000)], atol=1e-9), "trees read back differ"
@@ -267,9 +272,16 @@ def main(argv: list[str] | None = None) -> int:
         default=NEVER_SHARE,
         help="--write-trees: the share of the fitting runs that reach left under each reach threshold",
     )
+    parser.add_argument(
+        "--first-never-bucket",
+        type=int,
+        default=0,
+        help='--write-trees: no "not within the run" call in the buckets of the share of the run '
+        "before this one (1: none before 15%% of the run)",
+    )
     args = parser.parse_args(argv)
     if args.write_trees is not None:
-        write_trees(args.data, args.base, args.write_trees, args.max_never)
+        write_trees(args.data, args.base, args.write_trees, args.max_never, args.first_never_bucket)
         return 0
     report = {str(p) for p in args.report} if args.report else None
     train = pooled(list(build(args.data, list(TREE_CUTS)).values())) if args.pooled else None

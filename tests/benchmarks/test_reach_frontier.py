@@ -3,6 +3,7 @@ known answer, and the script as a user runs it on three corpus workloads."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -91,14 +92,19 @@ def test_write_trees_adds_reach_trees_that_a_forecast_reads(tmp_path: Path) -> N
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     table = CrossingCalibration.load(out)
-    # The same workloads named in another order: the same table.
+    # The same workloads named in another order, no call before 15% of the run: the same table
+    # but for the first bucket's thresholds, 0.
     again = tmp_path / "again.json"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "reach_frontier.py"), "--data", *data[::-1]]
-    done = subprocess.run(
-        [*cmd, "--write-trees", str(again)], env=env, capture_output=True, text=True, timeout=300, check=False
-    )
+    cmd += ["--write-trees", str(again), "--first-never-bucket", "1"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert again.read_text() == out.read_text()
+    first, second = json.loads(out.read_text()), json.loads(again.read_text())
+    for head in ("sched", "blind"):
+        assert second["trees"][head]["thresholds"][0] == 0.0
+        assert first["trees"][head]["thresholds"][0] > 0.0
+        second["trees"][head]["thresholds"][0] = first["trees"][head]["thresholds"][0]
+    assert second == first
     shipped = CrossingCalibration.load(DEFAULT_PATH)
     assert table.maps.keys() == shipped.maps.keys() and table.thresholds == shipped.thresholds
     assert set(table.trees) == {"sched", "blind"}
