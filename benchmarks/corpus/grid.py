@@ -1238,6 +1238,85 @@ _FRESH36 = (
         "those of all 512 held-out signals (0.002 at the start, 1/512 by chance)",
     ),
 )  # fmt: skip
+# Batch 37: defined by a helper session told of no check, in session 50.
+_FRESH37 = (
+    CorpusWorkload(
+        "deep_svdd_digits", wl.DeepSVDDDigits,
+        "one-class anomaly detection, Deep SVDD (features pulled to a fixed hypersphere centre)", "val_auroc",
+        "maximize", (0.0, 1.0), 12288, 512, 1e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="bias-free network 64-128-64-16 (leaky ReLU) trained on the normal load_digits classes 1, 4 and 7 "
+        "only (377 images) by the mean squared distance of their features from the centre, the mean initial "
+        "feature; anomaly score the squared distance; val ROC AUC for telling the 377 held-out digits of the "
+        "other classes from the 163 normal ones (0.6 to 0.8 at the start)",
+    ),
+    CorpusWorkload(
+        "binary_hashing_digits", wl.BinaryHashingDigits,
+        "learning to hash, binary codes for Hamming-space retrieval (pairwise-supervised hashing)", "val_map",
+        "maximize", (0.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 64-128-32 with tanh outputs coding load_digits images (1,257 / 540) as 32 bits, trained by the "
+        "pairwise logistic loss of the scaled code inner products against same-class labels (similar and "
+        "dissimilar pairs weighted equally) plus 0.1 x a quantisation penalty; val mean average precision of "
+        "ranking the training images by the Hamming distance of their sign codes from each held-out query's "
+        "(0.3 to 0.4 at the start)",
+    ),
+    CorpusWorkload(
+        "logic_gate_network", wl.LogicGateNetworkDigits,
+        "differentiable logic gate network, learned choice among the 16 two-input Boolean gates", "val_accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 0.1, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="4 layers of 256 gates with fixed random wiring, each a softmax over the relaxed 16 Boolean "
+        "functions of two inputs, on load_digits binarised at half intensity (1,257 / 540), class scores the sums "
+        "of 10 groups of 25 last-layer gates over a temperature of 3, trained by cross-entropy; val accuracy of "
+        "the network with every gate discretised to its most probable function (0.1 at the start)",
+    ),
+    CorpusWorkload(
+        "ibp_certified_digits", wl.IntervalBoundCertified,
+        "certified adversarial robustness, interval bound propagation training (IBP)", "val_verified_accuracy",
+        "maximize", (0.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 64-128-128-10 on load_digits (1,257 / 540) trained by half the clean cross-entropy plus half "
+        "that of the worst-case logits bounded by interval bound propagation over the L-infinity ball of radius "
+        "0.1 (ramped up over the first 8,192 samples); val verified accuracy, the share of held-out digits "
+        "whose bounds prove the true class for the whole ball (0 at the start)",
+    ),
+)  # fmt: skip
+# Batch 38: defined by a helper session told of no check, in session 50.
+_FRESH38 = (
+    CorpusWorkload(
+        "neural_additive_model", wl.NeuralAdditiveModel,
+        "interpretable generalised additive model of per-feature networks (neural additive model)", "val_mse",
+        "minimize", (0.0, None), 24576, 1024, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="one MLP 1-32-32-1 per feature, summed, on 8 uniform features whose target is a sum of fixed "
+        "shape functions (sine, step, parabola, exponential, sawtooth, absolute value, bump, zero) plus noise "
+        "of SD 0.3 (4,000 / 1,000), trained by MSE; val MSE against the noiseless held-out targets (variance "
+        "1.43; 1.7 to 3 at the start)",
+    ),
+    CorpusWorkload(
+        "bellman_ford_reasoner", wl.BellmanFordReasoner,
+        "neural algorithmic reasoning, min-aggregation message passing executing shortest paths",
+        "val_distance_mae", "minimize", (0.0, None), 12288, 512, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="message-passing network (width 16, 5 rounds, MLP messages of neighbour state and edge weight, min "
+        "aggregation, residual MLP update) from a source flag to single-source shortest-path distances on "
+        "random connected weighted graphs of 10 nodes (3,000 / 500), trained by MSE; val mean absolute "
+        "distance error of the non-source nodes (1.5 to 1.9 at the start, 0.44 for the mean distance)",
+    ),
+    CorpusWorkload(
+        "crowd_annotators_digits", wl.CrowdAnnotatorsDigits,
+        "learning from crowds, per-annotator confusion matrices (crowd layer)", "val_accuracy",
+        "maximize", (0.0, 1.0), 12288, 512, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 64-64-10 and a learned confusion matrix for each of 8 simulated annotators (2 reliable, 3 "
+        "sloppy, 2 that swap classes systematically, 1 random) on load_digits images each labelled by one of them "
+        "(1,257, 46% right / 540), trained by the cross-entropy of the annotator's predicted label plus 0.01 x the "
+        "matrices' mean trace; val accuracy against the true held-out labels (0.1 at the start)",
+    ),
+    CorpusWorkload(
+        "convex_transport_map", wl.ConvexTransportMap,
+        "optimal transport map as the gradient of an input-convex neural network (Brenier map)", "val_map_rmse",
+        "minimize", (0.0, None), 24576, 1024, 0.1, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="ICNN potential (widths 64, 64, softplus, non-negative hidden weights) plus half the squared norm, "
+        "its input gradient mapping standard normal points in the plane, trained by the squared MMD (4 Gaussian "
+        "kernels) to unpaired samples of a known convex-gradient map of normal draws (6,000 each); val RMS "
+        "distance of the learned from the true map on 2,000 held-out points (2.1 at the start)",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1275,6 +1354,8 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     34: tuple(w.name for w in _FRESH34),
     35: tuple(w.name for w in _FRESH35),
     36: tuple(w.name for w in _FRESH36),
+    37: tuple(w.name for w in _FRESH37),
+    38: tuple(w.name for w in _FRESH38),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -1317,6 +1398,8 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH34,
         _FRESH35,
         _FRESH36,
+        _FRESH37,
+        _FRESH38,
     )
     for w in batch
 }

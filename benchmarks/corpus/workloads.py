@@ -7855,3 +7855,541 @@ class _CPCModel(nn.Module):
         latents = self.encoder(signals.unsqueeze(1)).transpose(1, 2)  # (batch, 16, latent)
         contexts, _ = self.gru(latents)
         return latents, contexts
+
+
+class DeepSVDDDigits(_Tabular):
+    """One-class anomaly detection by Deep SVDD (Ruff et al. 2018): a network without biases
+    maps only "normal" digits (classes 1, 4 and 7 of sklearn's ``load_digits``, pixels in
+    [0, 1]; 377 training images) into a feature space and is trained to pull them all
+    towards a fixed centre, the mean of its initial features over them (set when the model is
+    built); the anomaly score of an image is its squared distance from the centre. The
+    held-out set mixes the held-out normal digits (163) with every held-out digit of the other
+    seven classes (377). The AUC rises fast to about 0.95, then slowly; too high an
+    LR first drops it below the start (0.7 at AdamW 1e-2). Metric the ROC AUC of the anomaly score for telling the other digits from
+    the normal ones (0.6 to 0.8 at the start, from the initial random features; the mean distance of
+    the normal ones reported beside it). Defined as
+    the thirty-seventh batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_auroc"
+    normal = (1, 4, 7)
+
+    def __init__(self) -> None:
+        x_train, y_train, x_val, y_val = _digits_split()
+        keep = np.isin(y_train, self.normal)
+        val_normal = np.isin(y_val, self.normal)
+        super().__init__(x_train[keep], y_train[keep], x_val, (~val_normal).astype(np.float32))
+
+    def build_model(self) -> nn.Module:
+        model = nn.Sequential(
+            nn.Linear(64, 128, bias=False), nn.LeakyReLU(0.1), nn.Linear(128, 64, bias=False),
+            nn.LeakyReLU(0.1), nn.Linear(64, 16, bias=False),
+        )  # fmt: skip
+        with torch.no_grad():
+            model.register_buffer("centre", model(self.x_train).mean(0))
+        return model
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, _ = batch
+        return (model(inputs).float() - model.centre).pow(2).sum(-1).mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        score = (model(self.x_val).float() - model.centre).pow(2).sum(-1)
+        if not torch.isfinite(score).all():
+            return {"val_auroc": math.nan}
+        ranks = torch.argsort(torch.argsort(score)).double() + 1.0
+        anomalous = self.y_val > 0.5
+        positives, negatives = anomalous.sum().item(), (~anomalous).sum().item()
+        auroc = (ranks[anomalous].sum().item() - positives * (positives + 1) / 2) / (positives * negatives)
+        normal_score = score[~anomalous].mean().item()
+        return {"val_auroc": auroc, "val_normal_distance": normal_score}
+
+
+class BinaryHashingDigits(_Tabular):
+    """Learning to hash (deep pairwise-supervised hashing, DPSH; Li et al. 2016): an MLP
+    64-128-32 with tanh outputs turns each ``load_digits`` image (pixels in [0, 1]; 1,257 /
+    540) into a 32-bit code, trained on every pair in the batch by the pairwise logistic
+    loss of the codes' inner product (times 4 / 32) against whether the two share a class, the
+    similar and the dissimilar pairs weighted equally, plus 0.1 x the mean squared distance of
+    the relaxed codes from their signs. Retrieval ranks the training
+    images by the Hamming distance of their sign codes from a held-out query's. Metric the mean
+    average precision of that ranking over the 540 held-out queries (a same-class training image
+    counts as relevant; 0.3 to 0.4 at the start, 0.105 for codes collapsed to one; the precision of the
+    10 nearest reported beside it). The mAP climbs fast, to 0.9 to 0.95 at a good LR; too low an
+    LR ends near 0.5, and too high an LR saturates the tanh units into fewer distinct codes. Defined as the
+    thirty-seventh batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_map"
+    bits, quantisation = 32, 0.1
+
+    def __init__(self) -> None:
+        super().__init__(*_digits_split())
+
+    def build_model(self) -> nn.Module:
+        return nn.Sequential(_mlp(64, [128], self.bits), nn.Tanh())
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, labels = batch
+        codes = model(inputs).float()
+        similar = (labels[:, None] == labels[None, :]).float()
+        theta = codes @ codes.T * (4.0 / self.bits)
+        per_pair = F.softplus(theta) - similar * theta
+        pairwise = (per_pair * similar).sum() / similar.sum() + (per_pair * (1 - similar)).sum() / (
+            1 - similar
+        ).sum().clamp_min(1.0)
+        return pairwise + self.quantisation * (codes - codes.detach().sign()).pow(2).mean()
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        database, queries = model(self.x_train).float(), model(self.x_val).float()
+        if not (torch.isfinite(database).all() and torch.isfinite(queries).all()):
+            return {"val_map": math.nan}
+        database, queries = database.sign(), queries.sign()
+        hamming = 0.5 * (self.bits - queries @ database.T)
+        ties = torch.arange(len(database)).float() * 1e-6  # a fixed order among equal distances
+        order = torch.argsort(hamming + ties, dim=1)
+        relevant = (self.y_train[order] == self.y_val[:, None]).float()
+        hits = relevant.cumsum(1)
+        precision = hits / torch.arange(1, len(database) + 1).float()
+        average_precision = (precision * relevant).sum(1) / relevant.sum(1).clamp_min(1.0)
+        return {
+            "val_map": average_precision.mean().item(),
+            "val_precision_at_10": relevant[:, :10].mean().item(),
+        }
+
+
+class LogicGateNetworkDigits(_Tabular):
+    """A differentiable logic gate network (Petersen et al. 2022): ``load_digits`` images
+    binarised at half intensity (64 bits; 1,257 / 540) feed four layers of 256 two-input
+    gates, each wired to two fixed random outputs of the layer below and holding a softmax
+    over the 16 Boolean functions of two inputs, computed in training by their real-valued
+    (probabilistic) relaxations; the class scores are the sums of 10 groups of 25 gates of the
+    last layer, divided by a temperature of 3, trained by cross-entropy. In evaluation each gate is
+    discretised to its most probable function and run on bits. The accuracy climbs to 0.8 to
+    0.87 at a good LR; the softmax logits need large steps, so too low an LR stays near chance
+    (0.11 at AdamW 1e-3), SGD crawls at all but its highest LRs, and high LRs hurt little. Metric the accuracy of the
+    discretised network on the held-out digits (the relaxed network's accuracy reported
+    beside it; 0.1 by chance). Defined as the thirty-seventh batch of fresh workloads, by a
+    helper told of no check."""
+
+    metric = "val_accuracy"
+    width, layers, group, temperature = 256, 4, 25, 3.0
+
+    def __init__(self) -> None:
+        x_train, y_train, x_val, y_val = _digits_split()
+        super().__init__((x_train > 0.5).astype(np.float32), y_train, (x_val > 0.5).astype(np.float32), y_val)
+
+    def build_model(self) -> nn.Module:
+        return _LogicGateNetwork(64, self.width, self.layers, 10, self.group, self.temperature)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, labels = batch
+        return F.cross_entropy(model(inputs).float(), labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        relaxed = model(self.x_val).float()
+        hard = model(self.x_val, discrete=True).float()
+        if not torch.isfinite(relaxed).all():
+            return {"val_accuracy": math.nan}
+        return {
+            "val_accuracy": (hard.argmax(-1) == self.y_val).float().mean().item(),
+            "val_relaxed_accuracy": (relaxed.argmax(-1) == self.y_val).float().mean().item(),
+        }
+
+
+class _LogicGateNetwork(nn.Module):
+    def __init__(self, inputs: int, width: int, layers: int, classes: int, group: int, temperature: float):
+        super().__init__()
+        generator = torch.Generator().manual_seed(919)  # the same wiring for every seed
+        self.wires = []
+        for index in range(layers):
+            left = torch.randperm(width, generator=generator) % inputs
+            right = torch.randperm(width, generator=generator) % inputs
+            self.register_buffer(f"left{index}", left)
+            self.register_buffer(f"right{index}", right)
+            inputs = width
+        self.logits = nn.Parameter(torch.randn(layers, width, 16) * 1.0)
+        self.classes, self.group, self.temperature = classes, group, temperature
+
+    @staticmethod
+    def _gates(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """The 16 two-input Boolean functions, relaxed (inputs in [0, 1]): (..., 16)."""
+        ab = a * b
+        return torch.stack(
+            [
+                torch.zeros_like(a), ab, a - ab, a, b - ab, b, a + b - 2 * ab, a + b - ab,
+                1 - (a + b - ab), 1 - (a + b - 2 * ab), 1 - b, 1 - b + ab, 1 - a, 1 - a + ab, 1 - ab,
+                torch.ones_like(a),
+            ],
+            -1,
+        )  # fmt: skip
+
+    def forward(self, x: torch.Tensor, discrete: bool = False) -> torch.Tensor:
+        for index in range(self.logits.shape[0]):
+            a, b = x[:, getattr(self, f"left{index}")], x[:, getattr(self, f"right{index}")]
+            if discrete:
+                weights = F.one_hot(self.logits[index].argmax(-1), 16).float()
+            else:
+                weights = torch.softmax(self.logits[index], -1)
+            x = (self._gates(a, b) * weights).sum(-1)
+        used = self.classes * self.group
+        return x[:, :used].reshape(len(x), self.classes, self.group).sum(-1) / self.temperature
+
+
+class IntervalBoundCertified(_Tabular):
+    """Certified adversarial robustness by interval bound propagation (IBP; Gowal et al.
+    2018): an MLP 64-128-128-10 on ``load_digits`` (pixels in [0, 1]; 1,257 / 540) is trained
+    on half the clean cross-entropy plus half the cross-entropy of its worst-case logits over
+    the L-infinity ball of radius 0.1 around each image, bounded by pushing the box through
+    the network layer by layer (centre and radius through each linear map, bounds through
+    each ReLU); the radius is ramped up linearly over the first 8,192 training samples (without
+    the ramp the network collapses to a constant class). The verified accuracy climbs once the
+    ramp ends, to 0.65 to 0.75 at a good LR (clean accuracy about 0.96); too low an LR stays
+    near 0, and too high an LR (AdamW 0.1) stalls near 0.3. Metric the verified accuracy on the held-out digits: the share whose bounds
+    prove the true class beats every other for every image in the ball (0 at the start; the
+    clean accuracy reported beside it). Defined as the thirty-seventh batch of fresh workloads,
+    by a helper told of no check."""
+
+    metric = "val_verified_accuracy"
+    radius, ramp = 0.1, 8192
+
+    def __init__(self) -> None:
+        super().__init__(*_digits_split())
+
+    def build_model(self) -> nn.Module:
+        model = _mlp(64, [128, 128], 10)
+        model.register_buffer("seen", torch.zeros((), dtype=torch.long))  # training samples so far
+        return model
+
+    def _bounds(
+        self, model: nn.Module, x: torch.Tensor, labels: torch.Tensor, radius: float
+    ) -> tuple[torch.Tensor, ...]:
+        """Clean logits and the worst-case logits (the true class at its lower bound, others at upper)."""
+        clean = model(x)
+        lower, upper = (x - radius).clamp(0.0, 1.0), (x + radius).clamp(0.0, 1.0)
+        for layer in model:
+            if isinstance(layer, nn.Linear):
+                centre, spread = (upper + lower) / 2, (upper - lower) / 2
+                centre, spread = layer(centre), spread @ layer.weight.abs().T
+                lower, upper = centre - spread, centre + spread
+            else:
+                lower, upper = layer(lower), layer(upper)
+        true = F.one_hot(labels, 10).bool()
+        return clean.float(), torch.where(true, lower, upper).float()
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, labels = batch
+        seen = model.seen.item()
+        model.seen += len(inputs)
+        radius = self.radius * min(1.0, seen / self.ramp)
+        clean, worst = self._bounds(model, inputs, labels, radius)
+        return 0.5 * F.cross_entropy(clean, labels) + 0.5 * F.cross_entropy(worst, labels)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        clean, worst = self._bounds(model, self.x_val, self.y_val, self.radius)
+        if not torch.isfinite(worst).all():
+            return {"val_verified_accuracy": math.nan}
+        return {
+            "val_verified_accuracy": (worst.argmax(-1) == self.y_val).float().mean().item(),
+            "val_clean_accuracy": (clean.argmax(-1) == self.y_val).float().mean().item(),
+        }
+
+
+class NeuralAdditiveModel(_Tabular):
+    """An interpretable generalised additive model of per-feature networks (neural additive
+    model, NAM; Agarwal et al. 2021): the target is a sum of eight fixed one-dimensional shape
+    functions of eight uniform features (a sine, a step, a parabola, an exponential decay, a
+    sawtooth, an absolute value, a bump and a zero) plus Gaussian noise of SD 0.3 (4,000 /
+    1,000). One MLP 1-32-32-1 per feature (run side by side as grouped 1 x 1 convolutions) gives
+    each feature's contribution, summed with a bias, trained by MSE. The error falls fast as
+    the smooth shapes are fitted, then slowly as the step and the sawtooth's jumps are carved,
+    to 0.09 to 0.12 at a good LR; too low an LR ends near 0.7, too high an LR near 0.3 to 0.7. Metric the MSE of the
+    held-out predictions against the noiseless targets (the noise floor is excluded; the
+    variance of the noiseless targets is 1.43, 1.7 to 3 at the start; the MSE against the noisy targets reported
+    beside it). Defined as the thirty-eighth batch of fresh workloads, by a helper told of no
+    check."""
+
+    metric = "val_mse"
+    features, noise = 8, 0.3
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(929)
+
+        def shapes(x: np.ndarray) -> np.ndarray:
+            parts = [
+                np.sin(3.0 * x[:, 0]), (x[:, 1] > 0.2).astype(float) - 0.5, x[:, 2] ** 2 - 1 / 3,
+                np.exp(-2.0 * (x[:, 3] + 1.0)) * 2.0, (2.0 * x[:, 4]) % 1.0 - 0.5, np.abs(x[:, 5]) - 0.5,
+                np.exp(-10.0 * x[:, 6] ** 2), 0.0 * x[:, 7],
+            ]  # fmt: skip
+            return np.sum(parts, 0)
+
+        x = rng.uniform(-1.0, 1.0, (5000, self.features))
+        clean = shapes(x)
+        noisy = clean + rng.normal(0.0, self.noise, len(x))
+        super().__init__(x[:4000], noisy[:4000].astype(np.float32), x[4000:], clean[4000:].astype(np.float32))
+        self.y_val_noisy = torch.tensor(noisy[4000:], dtype=torch.float32)
+
+    def build_model(self) -> nn.Module:
+        return _AdditiveNetwork(self.features, 32)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        return F.mse_loss(model(inputs).float(), targets)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        prediction = model(self.x_val).float()
+        if not torch.isfinite(prediction).all():
+            return {"val_mse": math.nan}
+        return {
+            "val_mse": F.mse_loss(prediction, self.y_val).item(),
+            "val_noisy_mse": F.mse_loss(prediction, self.y_val_noisy).item(),
+        }
+
+
+class _AdditiveNetwork(nn.Module):
+    def __init__(self, features: int, width: int) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv1d(features, features * width, 1, groups=features), nn.ReLU(),
+            nn.Conv1d(features * width, features * width, 1, groups=features), nn.ReLU(),
+            nn.Conv1d(features * width, features, 1, groups=features),
+        )  # fmt: skip
+        self.bias = nn.Parameter(torch.zeros(()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x.unsqueeze(-1)).squeeze(-1).sum(-1) + self.bias
+
+
+class BellmanFordReasoner(_Tabular):
+    """Neural algorithmic reasoning (in the manner of Veličković et al. 2020): a message
+    passing network learns to compute single-source shortest-path distances on random
+    weighted graphs (10 nodes, each edge present with probability 0.3 and weighted uniformly
+    in [0.1, 1], graphs kept only if connected; 3,000 / 500). Each node starts from whether it is
+    the source; 5 rounds of message passing with a shared MLP message from each neighbour's
+    state and the edge weight, min aggregation (aligned with the Bellman-Ford relaxation) and a residual
+    update of width 16, then a linear read-out of each node's distance, trained by MSE
+    against the true distances. The error falls fast below the 0.44 of always predicting the
+    mean distance, then slowly, to about 0.06 at a good LR; too low an LR ends near 0.4, and too
+    high an LR diverges. Metric the mean absolute error of the predicted distances of
+    the non-source nodes of the held-out graphs (mean true distance 1.03; 1.5 to 1.9 at the start;
+    the error of always predicting the mean distance is reported as a baseline beside it). Defined as the
+    thirty-eighth batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_distance_mae"
+    nodes, edge_probability, rounds, width = 10, 0.3, 5, 16
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(937)
+
+        def draw(count: int) -> tuple[np.ndarray, np.ndarray]:
+            graphs, distances = [], []
+            n = self.nodes
+            while len(graphs) < count:
+                present = np.triu(rng.random((n, n)) < self.edge_probability, 1)
+                weights = np.where(present, rng.uniform(0.1, 1.0, (n, n)), 0.0)
+                weights = weights + weights.T
+                distance = np.full(n, np.inf)
+                distance[0] = 0.0
+                for _ in range(n):
+                    through = np.where(weights > 0, distance[:, None] + weights, np.inf).min(0)
+                    distance = np.minimum(distance, through)
+                if np.isinf(distance).any():
+                    continue
+                order = rng.permutation(n)  # the source lands anywhere
+                graphs.append(weights[order][:, order].reshape(-1))
+                distances.append(distance[order])
+            return np.array(graphs), np.array(distances, np.float32)
+
+        x_train, y_train = draw(3000)
+        x_val, y_val = draw(500)
+        super().__init__(x_train, y_train, x_val, y_val)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        graphs, distances = batch
+        return F.mse_loss(model(graphs.view(-1, self.nodes, self.nodes), distances == 0).float(), distances)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        source = self.y_val == 0
+        prediction = model(self.x_val.view(-1, self.nodes, self.nodes), source).float()
+        if not torch.isfinite(prediction).all():
+            return {"val_distance_mae": math.nan}
+        others = ~source
+        mean = self.y_train[self.y_train > 0].mean()
+        return {
+            "val_distance_mae": (prediction - self.y_val)[others].abs().mean().item(),
+            "val_mean_baseline_mae": (self.y_val[others] - mean).abs().mean().item(),
+        }
+
+    def build_model(self) -> nn.Module:
+        return _MinMessagePassing(self.width, self.rounds)
+
+
+class _MinMessagePassing(nn.Module):
+    def __init__(self, width: int, rounds: int) -> None:
+        super().__init__()
+        self.embed = nn.Linear(1, width)
+        self.sender = nn.Linear(width, width)
+        self.weight = nn.Parameter(torch.randn(width))
+        self.message = nn.Linear(width, width)
+        self.update = nn.Sequential(nn.Linear(2 * width, width), nn.ReLU(), nn.Linear(width, width))
+        self.readout = nn.Linear(width, 1)
+        self.rounds = rounds
+
+    def forward(self, weights: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+        h = self.embed(source.float().unsqueeze(-1))
+        absent = (weights <= 0).unsqueeze(-1)
+        for _ in range(self.rounds):
+            # message from sender i to receiver j: an MLP of (h_i, w_ij); minimum over the neighbours i
+            hidden = F.relu(self.sender(h).unsqueeze(2) + weights.unsqueeze(-1) * self.weight)
+            messages = self.message(hidden).masked_fill(absent, math.inf)
+            incoming = messages.min(1).values
+            incoming = torch.where(torch.isinf(incoming), torch.zeros_like(incoming), incoming)
+            h = h + self.update(torch.cat([h, incoming], -1))
+        return self.readout(h).squeeze(-1)
+
+
+class CrowdAnnotatorsDigits(_Tabular):
+    """Learning from crowds (a crowd layer of per-annotator confusion matrices; Rodrigues and
+    Pereira 2018, trace-regularised as by Tanno et al. 2019): each ``load_digits`` training
+    image (pixels in [0, 1]; 1,257 / 540) carries one label from one of 8 simulated annotators,
+    drawn at random: two reliable (90% right), three sloppy (45% right, otherwise uniform),
+    two who systematically swap pairs of classes 70% of the time, and one who answers at random.
+    An MLP 64-64-10 gives the true-class probabilities, each annotator's learned confusion
+    matrix (rows softmax, started near the identity) maps them to that annotator's label
+    probabilities, trained by the cross-entropy against the given label plus 0.01 x the mean
+    trace of the confusion matrices. The accuracy climbs fast, to 0.85 to 0.88 at a good LR;
+    too low an LR ends near 0.5, and too high an LR near 0.73. Only the annotator's index travels with each image.
+    Metric the accuracy of the classifier against the true labels of the held-out digits (0.1
+    at the start; the annotations themselves are 46% right; the held-out cross-entropy reported
+    beside it). Defined
+    as the thirty-eighth batch of fresh workloads, by a helper told of no check."""
+
+    metric = "val_accuracy"
+    annotators, trace_weight = 8, 0.01
+
+    def __init__(self) -> None:
+        x_train, y_train, x_val, y_val = _digits_split()
+        rng = np.random.default_rng(941)
+        confusion = np.zeros((self.annotators, 10, 10))
+        swap = np.arange(10).reshape(5, 2)[:, ::-1].reshape(-1)  # 0<->1, 2<->3, ...
+        for a, right in enumerate((0.9, 0.9, 0.45, 0.45, 0.45)):
+            confusion[a] = (1 - right) / 9 * (1 - np.eye(10)) + right * np.eye(10)
+        for a in (5, 6):
+            shift = swap if a == 5 else np.roll(np.arange(10), 1)
+            confusion[a] = 0.3 * np.eye(10) + 0.7 * np.eye(10)[shift]
+        confusion[7] = 0.1
+        annotator = rng.integers(0, self.annotators, len(y_train))
+        given = np.array([rng.choice(10, p=confusion[a, y]) for a, y in zip(annotator, y_train, strict=True)])
+        self.annotation_accuracy = float((given == y_train).mean())
+        x_train = np.concatenate([x_train, annotator[:, None].astype(np.float32)], 1)
+        super().__init__(x_train, given, x_val, y_val)
+
+    def build_model(self) -> nn.Module:
+        model = _mlp(64, [64], 10)
+        model.confusion = nn.Parameter(torch.eye(10).repeat(self.annotators, 1, 1) * 4.0)  # rows: true class
+        return model
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, given = batch
+        clean = torch.softmax(model(inputs[:, :-1]).float(), -1)
+        confusion = torch.softmax(model.confusion.float(), -1)
+        noisy = torch.einsum("bk,bkl->bl", clean, confusion[inputs[:, -1].long()])
+        trace = confusion.diagonal(dim1=1, dim2=2).sum(-1).mean()
+        return F.nll_loss(noisy.clamp_min(1e-8).log(), given) + self.trace_weight * trace
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        logits = model(self.x_val).float()
+        if not torch.isfinite(logits).all():
+            return {"val_accuracy": math.nan}
+        return {
+            "val_accuracy": (logits.argmax(-1) == self.y_val).float().mean().item(),
+            "val_loss": F.cross_entropy(logits, self.y_val).item(),
+        }
+
+
+class ConvexTransportMap(_Tabular):
+    """Optimal transport by an input-convex neural network (ICNN; Amos et al. 2017, Makkuva et
+    al. 2020): by Brenier's theorem the optimal map between two distributions under squared
+    cost is the gradient of a convex potential. Source samples are standard normal in the plane;
+    target samples are the images under the known map A x + 0.8 sum_k tanh(2 u_k . x) u_k (the
+    gradient of a convex potential; A symmetric positive definite, three unit u_k) of
+    independent normal draws, so the samples are unpaired (6,000 of each). An ICNN (widths 64, 64;
+    softplus; non-negative weights between hidden layers by a softplus of their raw values) plus
+    ||x||^2 / 2 is the potential f, and its input gradient, the map, is trained by the squared
+    maximum mean discrepancy (Gaussian kernels of widths 0.2, 0.5, 1 and 2) between the mapped
+    source batch and an independent target batch. Metric the root mean squared distance between
+    the learned and the true map on 2,000 held-out source points (2.1 at the start, near the
+    identity map). The error falls fast to about 0.6, then slowly and noisily, to 0.25 to 0.45
+    at a good LR; too low an LR ends near 1.5, and too high an LR diverges. Defined as the thirty-eighth batch of fresh workloads, by a helper told of
+    no check."""
+
+    metric = "val_map_rmse"
+    bandwidths = (0.2, 0.5, 1.0, 2.0)
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(947)
+        self.matrix = np.array([[2.0, 0.9], [0.9, 1.0]])
+        angles = np.array([0.3, 1.4, 2.4])
+        self.directions = np.stack([np.cos(angles), np.sin(angles)], 1)
+        source = rng.normal(size=(6000, 2))
+        target = self._true_map(rng.normal(size=(6000, 2)))
+        val = rng.normal(size=(2000, 2))
+        super().__init__(source, target.astype(np.float32), val, self._true_map(val).astype(np.float32))
+
+    def _true_map(self, x: np.ndarray) -> np.ndarray:
+        return x @ self.matrix + 0.8 * np.tanh(2.0 * x @ self.directions.T) @ self.directions
+
+    def _mapped(self, model: nn.Module, x: torch.Tensor, create_graph: bool) -> torch.Tensor:
+        with torch.enable_grad():
+            x = x.detach().requires_grad_(True)
+            potential = model(x).float().sum()
+            (gradient,) = torch.autograd.grad(potential, x, create_graph=create_graph)
+        return gradient
+
+    def _mmd(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        both = torch.cat([a, b])
+        distance = torch.cdist(both, both).pow(2)
+        kernel = sum(torch.exp(-distance / (2 * h * h)) for h in self.bandwidths)
+        n = len(a)
+        return kernel[:n, :n].mean() + kernel[n:, n:].mean() - 2 * kernel[:n, n:].mean()
+
+    def train_batches(self, micro_batch_size: int, rank: int, world_size: int, seed: int) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + rank)
+        count = len(self.x_train)
+        while True:  # source and target drawn independently: the samples are unpaired
+            first = torch.randint(0, count, (micro_batch_size,), generator=generator)
+            second = torch.randint(0, count, (micro_batch_size,), generator=generator)
+            yield self.x_train[first], self.y_train[second]
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        source, target = batch
+        return self._mmd(self._mapped(model, source, True), target)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        mapped = self._mapped(model, self.x_val, False)
+        if not torch.isfinite(mapped).all():
+            return {"val_map_rmse": math.nan}
+        return {"val_map_rmse": (mapped - self.y_val).pow(2).sum(-1).mean().sqrt().item()}
+
+    def build_model(self) -> nn.Module:
+        return _InputConvexNetwork(2, 64)
+
+
+class _InputConvexNetwork(nn.Module):
+    def __init__(self, inputs: int, width: int) -> None:
+        super().__init__()
+        self.first = nn.Linear(inputs, width)
+        self.skip = nn.Linear(inputs, width)
+        self.hidden = nn.Parameter(torch.randn(width, width) * 0.1 - 3.0)  # softplus: small, non-negative
+        self.out = nn.Parameter(torch.randn(width) * 0.1 - 3.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = F.softplus(self.first(x))
+        z = F.softplus(z @ F.softplus(self.hidden).T + self.skip(x))
+        return z @ F.softplus(self.out) + 0.5 * x.pow(2).sum(-1)
