@@ -66,6 +66,8 @@ class _ScriptTrial:
     reason: str = ""
     stopped_at: float | None = None
     report_seconds: float = 0.0
+    left_at: float | None = None  # when the last rank connection closed (monotonic seconds)
+    abandoned_barrier: bool = False  # this node's torchrun was ended while it waited for another node's
 
     def acknowledge(self, conn: int, index: int) -> None:
         """Rank ``conn`` received the stop decision ``index``: the trial is over for it."""
@@ -121,6 +123,11 @@ class ScriptExecutor(LaunchedExecutor):
     ``last_timing["stop_to_exit"]`` is the seconds from the stop decision to the program's exit.
     """
 
+    #: Seconds a multi-node launch may outlive the last of its ranks. torchrun's agent waits up to
+    #: 300 s in its exit barrier for the other nodes' agents, and an agent whose rank failed (e.g. in
+    #: teardown, after the stop) never arrives there; once every rank has left, that wait decides nothing.
+    exit_grace: float = 10.0
+
     def __init__(self, spec: StudySpec, options: LaunchOptions | None = None):
         super().__init__(spec, options)
         self._followers: set[int] = set()  # control connections of `study follow`
@@ -163,7 +170,7 @@ class ScriptExecutor(LaunchedExecutor):
                 start_new_session=True,
             )
         try:
-            self._follow_trial(proc, state, on_eval)
+            self._follow_trial(proc, state, on_eval, multi_node=scripted_nodes)
         finally:
             if proc.poll() is None:
                 _terminate(proc, state.pids)
@@ -192,6 +199,15 @@ class ScriptExecutor(LaunchedExecutor):
         was, with a warning (e.g. an abort while the process group is torn down); one before it
         fails the trial, or re-queues it when SIGTERM or SIGINT ended it (preemption).
         """
+        if state.abandoned_barrier:
+            # Ended by us, not by a signal from outside: the ranks' own reports decide the outcome.
+            if state.failures_before_stop():
+                raise RankFailed(_first_cause(state.failures_before_stop()))
+            return [
+                f"this node's torchrun still waited for another node {self.exit_grace:g} s after every rank had "
+                "left, and was ended (a rank of another node failed after its last report; see that node's "
+                "`study follow` output)"
+            ]
         if proc.returncode == 0 and not state.failures:
             return []
         if state.acked_at is not None and not state.failures_before_stop():
@@ -251,15 +267,29 @@ class ScriptExecutor(LaunchedExecutor):
             self.server.send(conn, order)
 
     def _follow_trial(
-        self, proc: subprocess.Popen[bytes], state: _ScriptTrial, on_eval: Callable[[Progress], bool]
+        self,
+        proc: subprocess.Popen[bytes],
+        state: _ScriptTrial,
+        on_eval: Callable[[Progress], bool],
+        *,
+        multi_node: bool = False,
     ) -> None:
-        """Answer the program's ranks until it exits: hellos, errors and reports."""
+        """Answer the program's ranks until it exits: hellos, errors and reports.
+
+        With several nodes, also until every rank has been gone ``exit_grace`` seconds: the launch is
+        then only waiting for another node's agent, which may never come (the caller ends it).
+        """
         server: ChannelServer = self.server
         while True:
             event = server.get(timeout=0.1)
             if event is None:
                 if proc.poll() is not None:
                     return
+                if multi_node and state.ranks and not state.conns:
+                    state.left_at = state.left_at if state.left_at is not None else time.monotonic()
+                    if time.monotonic() > state.left_at + self.exit_grace:
+                        state.abandoned_barrier = True
+                        return
                 continue
             if self._note_follower(event):
                 continue

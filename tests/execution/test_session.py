@@ -7,6 +7,7 @@ message, and no process of the trial remains.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -149,6 +150,53 @@ def test_a_script_spans_two_nodes_over_loopback(tmp_path):
         out, _ = follower.communicate(timeout=60)
         assert follower.returncode == 0, out.decode()[-2000:]
         assert b"after 2 trial(s)" in out
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+
+
+FOLLOWER_ABORTS_SCRIPT = """
+import os
+from convtune.execution import session
+
+session.recipe()
+for step in range(1, 1000):
+    if session.report(step=step, samples=32 * step, metrics={"val_loss": 1.0 / step}):
+        break
+if os.environ["GROUP_RANK"] == "1":
+    os.abort()  # the other node's rank dies in teardown, after it acknowledged the stop
+"""
+
+
+def test_a_rank_failing_on_another_node_after_the_stop_does_not_hold_the_study(tmp_path):
+    """The study's torchrun would wait 300 s in its exit barrier for the other node's agent, which
+    never comes (its rank failed): once every rank has left, the study's node ends it and goes on."""
+    script = tmp_path / "follower_aborts.py"
+    script.write_text(FOLLOWER_ABORTS_SCRIPT)
+    storage = f"journal:///{tmp_path / 'study.log'}"
+    study_spec = spec({"script": str(script)})
+    create_study("s", study_spec, storage)
+    endpoint = f"127.0.0.1:{free_port_pair()}"
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "convtune.cli", "study", "follow", "s", "--storage", storage,
+         "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id", "aborts", "--collective-timeout", "15"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        options = LaunchOptions(nnodes=2, rdzv_endpoint=endpoint, rdzv_id="aborts", collective_timeout=15)
+        config = dataclasses.replace(CONFIG, eval_every=32)
+        with ElasticExecutor(study_spec, options) as executor:
+            result = executor.run(RECIPE, config, lambda progress: progress.samples >= 64)
+            # The outcome stands, with a warning that names the other node.
+            assert result.status == "stopped" and result.samples == 64
+            (warning,) = result.warnings
+            assert "waited for another node" in warning and "study follow" in warning
+            # Not torchrun's 300 s exit barrier: the grace after the last rank left, and the launch's own exit.
+            assert executor.last_timing["stop_to_exit"] < executor.exit_grace + 30
+        out, _ = follower.communicate(timeout=60)
+        assert follower.returncode == 0, out.decode()[-2000:]
+        assert b"SIGABRT" in out  # the failure shows on the node where it happened
     finally:
         if follower.poll() is None:
             follower.kill()
