@@ -1317,6 +1317,84 @@ _FRESH38 = (
         "distance of the learned from the true map on 2,000 held-out points (2.1 at the start)",
     ),
 )  # fmt: skip
+# Batch 39: defined by a helper session.
+_FRESH39 = (
+    CorpusWorkload(
+        "bpr_implicit_feedback", wl.BPRImplicitFeedback,
+        "recommendation from implicit feedback, Bayesian personalised ranking (BPR) with sampled negatives",
+        "val_hit_rate10", "maximize", (0.0, 1.0), 262144, 8192, 1e-2, ("adamw", "sgd", "lion"), (64, 128), (0, 30),
+        description="user and item embeddings of 32 plus an item bias, trained by the BPR logistic loss of a chosen over "
+        "a uniformly drawn item, on 1,000 simulated users who each chose 25 of 500 items by a softmax of a hidden "
+        "6-factor taste plus popularity (24,000 training pairs, one choice per user held out); val hit rate at 10 "
+        "of the held-out item among the items each user has not chosen (0.01 to 0.03 at the start, 0.07 by "
+        "popularity, 0.41 by the true preferences)",
+    ),
+    CorpusWorkload(
+        "deep_knowledge_tracing", wl.DeepKnowledgeTracing,
+        "knowledge tracing of simulated students, GRU over answer histories (deep knowledge tracing)", "val_auc",
+        "maximize", (0.0, 1.0), 12288, 512, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="GRU of width 48 reading (skill, right or wrong) one-hots of 40 exercises on 8 skills per simulated "
+        "student (ability, per-skill difficulty, mastery growing with practice, a prerequisite skill; 3,000 / 500 "
+        "students) and predicting the next answer's correctness, trained by binary cross-entropy; val ROC AUC of "
+        "the held-out next-answer predictions (0.5 at the start, 0.87 for the true probabilities)",
+    ),
+    CorpusWorkload(
+        "pitch_estimation_conv1d", wl.PitchEstimationConv1d,
+        "monophonic pitch estimation from raw audio frames, 1-D CNN over pitch bins (CREPE-style)",
+        "val_raw_pitch_accuracy", "maximize", (0.0, 1.0), 49152, 2048, 3e-3, ("adamw", "sgd", "lion"), (32, 64),
+        (0, 30),
+        description="1-D CNN (kernels 16, 8, 8; 16, 32, 32 channels; max pooling) on 256-sample frames at 8 kHz of "
+        "synthetic noisy harmonic tones (fundamental 110 to 880 Hz, missing in a fifth; 8,000 / 1,000), 145 bins "
+        "of 25 cents trained by cross-entropy against Gaussian-blurred targets; val raw pitch accuracy, "
+        "the share of held-out estimates within 50 cents (0.02 to 0.04 at the start)",
+    ),
+    CorpusWorkload(
+        "iic_digit_clustering", wl.InformationMaxClustering,
+        "deep clustering without labels, mutual information between augmented views (IIC)", "val_nmi",
+        "maximize", (0.0, 1.0), 196608, 8192, 3e-3, ("adamw", "sgd", "lamb"), (128, 256), (0, 30),
+        description="MLP 64-256-256-10 (softmax) assigning load_digits images (1,257 / 540, labels unused) to 10 "
+        "clusters, trained to maximise the mutual information between the assignments of two shifted, "
+        "rescaled, noisy views of each image; val normalised mutual information of the held-out clusters and "
+        "classes (0.03 to 0.2 at the start)",
+    ),
+)  # fmt: skip
+# Batch 40: defined by a helper session.
+_FRESH40 = (
+    CorpusWorkload(
+        "next_frame_prediction", wl.NextFramePrediction,
+        "video prediction, next frame of bouncing squares by a dilated convolutional network", "val_mse",
+        "minimize", (0.0, 1.0), 24576, 1024, 3e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="fully convolutional network (3 x 3, 16 channels, dilations 1, 2, 4) from 3 frames of 16 x 16 clips "
+        "of one or two bouncing 3 x 3 squares to the next frame's pixel logits, by binary cross-entropy "
+        "(4,000 / 500 clips); val MSE of the predicted pixel probabilities (0.21 to 0.23 at the start, 0.074 for "
+        "copying the last frame)",
+    ),
+    CorpusWorkload(
+        "nce_pinwheel_density", wl.NoiseContrastiveDensity,
+        "unnormalised density estimation, noise-contrastive estimation (NCE)", "val_nll",
+        "minimize", (None, None), 98304, 4096, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 2-64-64-1 log unnormalised density plus a learned log normaliser, trained by the logistic "
+        "loss of telling pinwheel data (5 arms; 8,000 / 2,000) from Gaussian noise of SD 2; val NLL in nats of the "
+        "held-out points under the model normalised on a 160 x 160 grid over [-5, 5]^2 (4.5 to 4.8 at the start)",
+    ),
+    CorpusWorkload(
+        "partial_label_digits", wl.PartialLabelDigits,
+        "partial-label learning, candidate label sets (classifier-consistent loss)", "val_error",
+        "minimize", (0.0, 1.0), 49152, 2048, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 64-256-256-10 on load_digits (1,257 / 540) whose training images carry candidate label sets "
+        "(the true class, a look-alike with probability 0.9, each other class with probability 0.5; 5.9 on "
+        "average), trained by the negative log probability of the set; val error against the true labels (0.9 at "
+        "the start)",
+    ),
+    CorpusWorkload(
+        "lora_transfer_digits", wl.LowRankAdapterFineTuning,
+        "parameter-efficient fine-tuning of a frozen pretrained network, low-rank adapters (LoRA)", "val_loss",
+        "minimize", (0.0, None), 49152, 2048, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 64-256-256-256-5 pretrained with a fixed seed on load_digits classes 0 to 4 and frozen; rank-4 "
+        "adapters beside its three hidden layers and a new 5-way output layer trained by cross-entropy on classes "
+        "5 to 9 with the images transposed (629 / 270); val cross-entropy (3.3 to 4.1 at the start)",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1356,6 +1434,8 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     36: tuple(w.name for w in _FRESH36),
     37: tuple(w.name for w in _FRESH37),
     38: tuple(w.name for w in _FRESH38),
+    39: tuple(w.name for w in _FRESH39),
+    40: tuple(w.name for w in _FRESH40),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -1400,6 +1480,8 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH36,
         _FRESH37,
         _FRESH38,
+        _FRESH39,
+        _FRESH40,
     )
     for w in batch
 }
