@@ -209,6 +209,28 @@ def free_port_pair() -> int:
     raise RuntimeError("no free port pair")
 
 
+@contextlib.contextmanager
+def follower_node(study: str, storage: str, endpoint: str, rdzv_id: str):
+    """A second "node" on loopback: `convtune study follow` for ``study``, killed if still running at the end.
+
+    Yields the process (its output piped); the caller waits for it and checks what it printed.
+    """
+    import subprocess
+    import sys
+
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "convtune.cli", "study", "follow", study, "--storage", storage,
+         "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id", rdzv_id, "--collective-timeout", "15"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        yield follower
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+
+
 # A workload file for fault tests and `make stress`: digits, with a fault run before each step's loss.
 DIGITS_WITH_A_FAULT = '''
 {imports}

@@ -7,8 +7,6 @@ Rank processes carry a per-test environment token; after a test, no process with
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -16,7 +14,7 @@ from pathlib import Path
 import optuna
 import pytest
 from optuna.trial import TrialState
-from services import free_port_pair
+from services import follower_node, free_port_pair
 
 from convtune.config.recipe import Recipe
 from convtune.config.spec import StudySpec
@@ -173,12 +171,7 @@ def test_two_nodes_over_loopback(tmp_path, token):
         optuna.load_study(study_name="s", storage=open_storage(storage)).enqueue_trial({})
     port = free_port_pair()
     endpoint = f"127.0.0.1:{port}"
-    follower = subprocess.Popen(
-        [sys.executable, "-m", "convtune.cli", "study", "follow", "s", "--storage", storage,
-         "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id", "loopback", "--collective-timeout", "15"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
+    with follower_node("s", storage, endpoint, "loopback") as follower:
         options = LaunchOptions(nnodes=2, rdzv_endpoint=endpoint, rdzv_id="loopback", collective_timeout=15)
         study = run_study("s", n_trials=2, storage=storage, launch=options)
         trials = study.get_trials(deepcopy=False)
@@ -188,10 +181,6 @@ def test_two_nodes_over_loopback(tmp_path, token):
             for t in trials
         )
         assert follower.wait(timeout=60) == 0, follower.stdout.read().decode()[-2000:]
-    finally:
-        if follower.poll() is None:
-            follower.kill()
-            follower.wait()
 
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-from services import free_port_pair
+from services import follower_node, free_port_pair
 
 from convtune.config.recipe import Recipe
 from convtune.config.spec import StudySpec
@@ -128,12 +127,7 @@ def test_a_script_spans_two_nodes_over_loopback(tmp_path):
     study_spec = spec({"script": SCRIPT, "args": ["--hidden", "32"]})
     create_study("s", study_spec, storage)
     endpoint = f"127.0.0.1:{free_port_pair()}"
-    follower = subprocess.Popen(
-        [sys.executable, "-m", "convtune.cli", "study", "follow", "s", "--storage", storage,
-         "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id", "scripts", "--collective-timeout", "15"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
+    with follower_node("s", storage, endpoint, "scripts") as follower:
         options = LaunchOptions(nnodes=2, rdzv_endpoint=endpoint, rdzv_id="scripts", collective_timeout=15)
         with ElasticExecutor(study_spec, options) as executor:
             for stop_at in (512, 256):  # two trials: the follower relaunches for each
@@ -150,10 +144,6 @@ def test_a_script_spans_two_nodes_over_loopback(tmp_path):
         out, _ = follower.communicate(timeout=60)
         assert follower.returncode == 0, out.decode()[-2000:]
         assert b"after 2 trial(s)" in out
-    finally:
-        if follower.poll() is None:
-            follower.kill()
-            follower.wait()
 
 
 FOLLOWER_ABORTS_SCRIPT = """
@@ -178,12 +168,7 @@ def test_a_rank_failing_on_another_node_after_the_stop_does_not_hold_the_study(t
     study_spec = spec({"script": str(script)})
     create_study("s", study_spec, storage)
     endpoint = f"127.0.0.1:{free_port_pair()}"
-    follower = subprocess.Popen(
-        [sys.executable, "-m", "convtune.cli", "study", "follow", "s", "--storage", storage,
-         "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id", "aborts", "--collective-timeout", "15"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
+    with follower_node("s", storage, endpoint, "aborts") as follower:
         options = LaunchOptions(nnodes=2, rdzv_endpoint=endpoint, rdzv_id="aborts", collective_timeout=15)
         config = dataclasses.replace(CONFIG, eval_every=32)
         with ElasticExecutor(study_spec, options) as executor:
@@ -197,10 +182,6 @@ def test_a_rank_failing_on_another_node_after_the_stop_does_not_hold_the_study(t
         out, _ = follower.communicate(timeout=60)
         assert follower.returncode == 0, out.decode()[-2000:]
         assert b"SIGABRT" in out  # the failure shows on the node where it happened
-    finally:
-        if follower.poll() is None:
-            follower.kill()
-            follower.wait()
 
 
 def test_a_command_workload_refuses_more_nodes():
