@@ -66,7 +66,6 @@ class _ScriptTrial:
     reason: str = ""
     stopped_at: float | None = None
     report_seconds: float = 0.0
-    left_at: float | None = None  # when the last rank connection closed (monotonic seconds)
     abandoned_barrier: bool = False  # this node's torchrun was ended while it waited for another node's
 
     def acknowledge(self, conn: int, index: int) -> None:
@@ -280,14 +279,15 @@ class ScriptExecutor(LaunchedExecutor):
         then only waiting for another node's agent, which may never come (the caller ends it).
         """
         server: ChannelServer = self.server
+        left_at: float | None = None  # when the last rank connection closed (monotonic seconds)
         while True:
             event = server.get(timeout=0.1)
             if event is None:
                 if proc.poll() is not None:
                     return
                 if multi_node and state.ranks and not state.conns:
-                    state.left_at = state.left_at if state.left_at is not None else time.monotonic()
-                    if time.monotonic() > state.left_at + self.exit_grace:
+                    left_at = left_at if left_at is not None else time.monotonic()
+                    if time.monotonic() > left_at + self.exit_grace:
                         state.abandoned_barrier = True
                         return
                 continue
