@@ -1395,6 +1395,81 @@ _FRESH40 = (
         "5 to 9 with the images transposed (629 / 270); val cross-entropy (3.3 to 4.1 at the start)",
     ),
 )  # fmt: skip
+# Batch 41: defined by a helper session.
+_FRESH41 = (
+    CorpusWorkload(
+        "tictactoe_minimax_moves", wl.TicTacToeMinimax,
+        "game playing, best moves of noughts and crosses learned from exhaustive minimax search", "val_best_move_rate",
+        "maximize", (0.0, 1.0), 24576, 1024, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="small CNN (two 3 x 3 convolutions of 64, MLP of 128) giving a logit per cell of every reachable "
+        "non-final noughts-and-crosses position seen from the player to move, trained by cross-entropy over the free "
+        "cells against the uniform distribution on the minimax-best moves (sooner wins preferred), positions split "
+        "by symmetry class (3,166 / 1,354); val share of held-out positions whose chosen move is best (0.55 to 0.6 "
+        "at the start, 0.47 for a random free cell)",
+    ),
+    CorpusWorkload(
+        "deep_hedging_heston", wl.DeepHedgingCall,
+        "deep hedging of an option under stochastic volatility with transaction costs", "val_hedge_rmse",
+        "minimize", (0.0, None), 12288, 512, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="MLP 4-32-32-1 shared over 20 rebalancing dates mapping log-moneyness, time left, variance and the "
+        "previous holding to the stock holding that hedges a short at-the-money 3-month call on Heston paths with "
+        "1% proportional costs (20,000 / 4,000 paths), trained by the mean square of the hedged P&L; val RMS of "
+        "the held-out hedged P&L (2.7 to 3.2 at the start)",
+    ),
+    CorpusWorkload(
+        "story_qa_memory_network", wl.StoryQAMemoryNetwork,
+        "question answering over generated stories, end-to-end memory network (bAbI two supporting facts)",
+        "val_error", "minimize", (0.0, 1.0), 32768, 1024, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="memory network (32 dimensions, 3 hops, adjacent weight tying, learned temporal embeddings) reading "
+        "12-sentence stories of people moving and picking up or dropping objects and answering where a person or "
+        "an object is among 6 places (10,000 / 1,000 stories); val error (0.8 at the start)",
+    ),
+    CorpusWorkload(
+        "rotation_pointcloud_6d", wl.RotationPointCloud,
+        "3-D orientation estimation of a point cloud, continuous 6-D rotation representation", "val_angle_deg",
+        "minimize", (0.0, 180.0), 24576, 1024, 1e-2, ("adamw", "lion", "lamb"), (32, 64), (0, 30),
+        description="PointNet (shared MLP 3-64-128, max pooling, MLP 128-128-6, Gram-Schmidt) estimating the uniformly "
+        "random rotation of a noisy, shuffled 64-point cloud of a fixed asymmetric object (10,000 / 1,000), trained "
+        "by the squared Frobenius distance; val mean geodesic error in degrees (about 125 at the start)",
+    ),
+)  # fmt: skip
+# Batch 42: defined by a helper session.
+_FRESH42 = (
+    CorpusWorkload(
+        "relational_scene_qa", wl.RelationalSceneQA,
+        "relational question answering on scene descriptions, relation network (Sort-of-CLEVR)", "val_error",
+        "minimize", (0.0, 1.0), 49152, 2048, 1e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="relation network (g 32-64-64-64 summed over the 36 ordered object pairs with the question, f "
+        "64-64-10) answering non-relational and relational questions (nearest, farthest, how many share a shape) "
+        "about scenes of 6 coloured circles and squares (20,000 / 1,000); val error (about 0.8 at the start)",
+    ),
+    CorpusWorkload(
+        "box_detection_grid", wl.BoxDetection,
+        "single-stage object detection with bounding boxes on a grid (YOLO-style), F1 at IoU 0.5", "val_f1",
+        "maximize", (0.0, 1.0), 24576, 1024, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="CNN (8, 16, 32, 32 channels, two poolings, 1 x 1 head) predicting per cell of a 6 x 6 grid an "
+        "objectness logit and a box for 24 x 24 noisy textured images of 1 to 4 rectangles (6,000 / 400), trained "
+        "by objectness cross-entropy plus the box's squared error; val F1 of the detections after non-maximum "
+        "suppression, matched at IoU 0.5 (0 at the start)",
+    ),
+    CorpusWorkload(
+        "bearing_range_tracking", wl.BearingRangeTracking,
+        "learned nonlinear filtering, tracking a manoeuvring target from bearing and range measurements",
+        "val_position_rmse", "minimize", (0.0, None), 16384, 512, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="GRU of width 48 reading 30 noisy bearing and range measurements (a tenth missed) of a randomly "
+        "accelerating target and estimating its position at every step by MSE (20,000 / 500 tracks); val RMS "
+        "position error over steps 10 to 30 (about 10 at the start, about 1 for the raw measurements)",
+    ),
+    CorpusWorkload(
+        "behaviour_cloning_navigation", wl.BehaviourCloningNavigation,
+        "imitation learning by behaviour cloning, success rate of the cloned policy in closed loop",
+        "val_success_rate", "maximize", (0.0, 1.0), 24576, 1024, 3e-3, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        description="MLP 6-128-128-2 (tanh) cloning an obstacle-avoiding steering expert for a unicycle robot from "
+        "36,000 states of noise-perturbed expert runs labelled with the expert's action; val success rate of 500 "
+        "held-out closed-loop episodes of 60 steps, reaching the goal without touching the obstacle (0 to 0.5 at "
+        "the start, 0.95 for the expert)",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1436,6 +1511,8 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     38: tuple(w.name for w in _FRESH38),
     39: tuple(w.name for w in _FRESH39),
     40: tuple(w.name for w in _FRESH40),
+    41: tuple(w.name for w in _FRESH41),
+    42: tuple(w.name for w in _FRESH42),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -1482,6 +1559,8 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH38,
         _FRESH39,
         _FRESH40,
+        _FRESH41,
+        _FRESH42,
     )
     for w in batch
 }
