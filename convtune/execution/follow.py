@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
+import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -17,7 +19,7 @@ from convtune.config.spec import StudySpec
 from convtune.errors import ConfigError
 from convtune.execution.channel import ChannelClient
 from convtune.execution.launch import ENV_RECIPE, LaunchOptions, _channel_token, launch_env, nproc_per_node
-from convtune.execution.processes import _terminate
+from convtune.execution.processes import _describe_exit, _log_tail, _terminate
 from convtune.training.engine import default_threads
 
 
@@ -118,7 +120,19 @@ def follow_scripts(
                 recipe_file = Path(tmp) / f"recipe-{trial}.json"
                 recipe_file.write_text(json.dumps(message["recipe"], indent=1))
                 trial_env = {**env, **message["env"], ENV_RECIPE: str(recipe_file)}
-                proc = subprocess.Popen(command, env=trial_env, cwd=spec.base_dir, start_new_session=True)
+                log = Path(tmp) / f"output-{trial}.log"
+                proc = subprocess.Popen(
+                    command,
+                    env=trial_env,
+                    cwd=spec.base_dir,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+                echo = threading.Thread(
+                    target=_echo, args=(proc, log), name="convtune-follow-echo", daemon=True
+                )
+                echo.start()
                 ended: float | None = None
                 try:
                     while proc.poll() is None:
@@ -134,9 +148,35 @@ def follow_scripts(
                                 ended = ended if ended is not None else time.monotonic()
                 finally:
                     _terminate(proc, [])
+                    echo.join(timeout=5.0)
+                if ended is None and proc.returncode:
+                    # The study's node would otherwise wait for this node's ranks until its rendezvous
+                    # or process group timed out (minutes): tell it, with the cause.
+                    with contextlib.suppress(OSError):
+                        client.send(
+                            {
+                                "type": "launch_failed",
+                                "trial": trial,
+                                "node": socket.gethostname(),
+                                "exit": _describe_exit(proc.returncode),
+                                "output": _log_tail(log),
+                            }
+                        )
         finally:
             client.close()
     return trials
+
+
+def _echo(proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Copy a launch's output to this process's (the follower's terminal) and to ``log``."""
+    assert proc.stdout is not None
+    with open(log, "wb") as out:
+        for line in proc.stdout:
+            out.write(line)
+            out.flush()
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.buffer.write(line)
+                sys.stdout.buffer.flush()
 
 
 __all__ = ["follow", "follow_scripts"]

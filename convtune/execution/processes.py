@@ -53,12 +53,30 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with status {code}"
 
 
+# torchrun's own log lines (glog style: "E1207 04:14:04.357000 8647 torch/distributed/elastic/…").
+_AGENT_LINE = re.compile(r"^[EWI]\d{4} [\d:.]+ \d+ \S*torch/distributed/")
+
+
 def _log_tail(path: Path, lines: int = 3) -> str:
+    """The last useful lines of a launch's output: the program's own, not torchrun's report of it.
+
+    When a rank fails, torchrun logs the exit and then prints its traceback and a summary that
+    names no cause; the program's last lines before that do.
+    """
     try:
         text = path.read_text(errors="replace").strip().splitlines()
     except OSError:
         return "(no output)"
-    useful = [line.strip() for line in text if line.strip() and not line.startswith("*")]
+    for i, line in enumerate(text):
+        if _AGENT_LINE.match(line) and "failed (exitcode" in line:
+            if any(earlier.strip() for earlier in text[:i]):
+                text = text[:i]
+            break
+    useful = [
+        line.strip()
+        for line in text
+        if line.strip() and not line.startswith("*") and not _AGENT_LINE.match(line)
+    ]
     return " | ".join(useful[-lines:]) or "(no output)"
 
 

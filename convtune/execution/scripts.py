@@ -67,6 +67,7 @@ class _ScriptTrial:
     stopped_at: float | None = None
     report_seconds: float = 0.0
     abandoned_barrier: bool = False  # this node's torchrun was ended while it waited for another node's
+    other_node_failed: bool = False  # another node's launch exited before every rank acknowledged the stop
 
     def acknowledge(self, conn: int, index: int) -> None:
         """Rank ``conn`` received the stop decision ``index``: the trial is over for it."""
@@ -198,6 +199,9 @@ class ScriptExecutor(LaunchedExecutor):
         was, with a warning (e.g. an abort while the process group is torn down); one before it
         fails the trial, or re-queues it when SIGTERM or SIGINT ended it (preemption).
         """
+        if state.other_node_failed:
+            # Ended by us: this node's ranks would wait for the other node's ranks until a timeout.
+            raise RankFailed(_first_cause(state.failures_before_stop()))
         if state.abandoned_barrier:
             # Ended by us, not by a signal from outside: the ranks' own reports decide the outcome.
             if state.failures_before_stop():
@@ -276,7 +280,9 @@ class ScriptExecutor(LaunchedExecutor):
         """Answer the program's ranks until it exits: hellos, errors and reports.
 
         With several nodes, also until every rank has been gone ``exit_grace`` seconds: the launch is
-        then only waiting for another node's agent, which may never come (the caller ends it).
+        then only waiting for another node's agent, which may never come (the caller ends it); and
+        until another node's `study follow` says its launch failed before the stop: this node's
+        ranks would wait for that node's ranks until their rendezvous or process group timed out.
         """
         server: ChannelServer = self.server
         left_at: float | None = None  # when the last rank connection closed (monotonic seconds)
@@ -291,6 +297,8 @@ class ScriptExecutor(LaunchedExecutor):
                         state.abandoned_barrier = True
                         return
                 continue
+            if self._other_node_failed(event, state):
+                return
             if self._note_follower(event):
                 continue
             msg = event.message
@@ -333,6 +341,24 @@ class ScriptExecutor(LaunchedExecutor):
         state.decisions.append(stop)
         for conn in list(state.conns):
             self.server.send(conn, state.decision(len(state.decisions) - 1))
+
+    def _other_node_failed(self, event: Any, state: _ScriptTrial) -> bool:
+        """Note a `study follow`'s word that its launch of this trial exited; True when that fails
+        the trial (it came before every rank acknowledged the stop)."""
+        msg = event.message
+        if event.conn not in self._followers or not msg or msg.get("type") != "launch_failed":
+            return False
+        if str(msg.get("trial")) != str(state.trial):
+            return False
+        state.failures.append(
+            _Failure(
+                event.time,
+                f"the launch on another node ({msg.get('node', '?')}) {msg.get('exit', 'failed')} before "
+                f"the trial ended: {msg.get('output', '')}".rstrip(": "),
+            )
+        )
+        state.other_node_failed = state.acked_at is None
+        return state.other_node_failed
 
     def _note_follower(self, event: Any) -> bool:
         """Track `study follow` control connections; True when ``event`` was about one."""

@@ -106,6 +106,15 @@ def test_a_failing_script_fails_the_trial_with_its_own_error():
             executor.run(RECIPE, CONFIG, lambda p: False)
 
 
+def test_a_script_that_exits_before_reporting_fails_the_trial_with_its_last_words(tmp_path):
+    """The cause is the program's last output, not torchrun's summary of its exit."""
+    script = tmp_path / "no_data.py"
+    script.write_text('import sys\nsys.exit("no training data under /data/shards")\n')
+    with ElasticExecutor(spec({"script": str(script)})) as executor:
+        with pytest.raises(RankFailed, match=r"exited with status 1: .*no training data under /data/shards$"):
+            executor.run(RECIPE, CONFIG, lambda p: False)
+
+
 def test_session_outside_convtune(tmp_path, monkeypatch):
     monkeypatch.delenv("CONVTUNE_CHANNEL", raising=False)
     monkeypatch.delenv("CONVTUNE_RECIPE", raising=False)
@@ -182,6 +191,45 @@ def test_a_rank_failing_on_another_node_after_the_stop_does_not_hold_the_study(t
         out, _ = follower.communicate(timeout=60)
         assert follower.returncode == 0, out.decode()[-2000:]
         assert b"SIGABRT" in out  # the failure shows on the node where it happened
+
+
+FOLLOWER_CANNOT_START_SCRIPT = """
+import datetime, os, sys
+import torch.distributed as dist
+from convtune.execution import session
+
+if os.environ["GROUP_RANK"] == "1":
+    sys.exit("the data is not on this node")  # before its rank joins the process group
+session.recipe()
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=180))
+for step in range(1, 1000):
+    if session.report(step=step, samples=32 * step, metrics={"val_loss": 1.0 / step}):
+        break
+dist.destroy_process_group()
+"""
+
+
+def test_a_launch_failing_on_another_node_fails_the_trial_at_once(tmp_path):
+    """Without word from the other node, this node's rank would wait out its process group's
+    timeout (180 s here; 30 min by default) for a rank that never comes."""
+    script = tmp_path / "follower_cannot_start.py"
+    script.write_text(FOLLOWER_CANNOT_START_SCRIPT)
+    storage = f"journal:///{tmp_path / 'study.log'}"
+    study_spec = spec({"script": str(script)})
+    create_study("s", study_spec, storage)
+    endpoint = f"127.0.0.1:{free_port_pair()}"
+    with follower_node("s", storage, endpoint, "cannot-start") as follower:
+        options = LaunchOptions(
+            nnodes=2, rdzv_endpoint=endpoint, rdzv_id="cannot-start", collective_timeout=15
+        )
+        with ElasticExecutor(study_spec, options) as executor:
+            started = time.monotonic()
+            with pytest.raises(RankFailed, match=r"another node.*exit(ed)? .*the data is not on this node"):
+                executor.run(RECIPE, CONFIG, lambda progress: progress.samples >= 64)
+            assert time.monotonic() - started < 90
+        out, _ = follower.communicate(timeout=60)
+        assert follower.returncode == 0, out.decode()[-2000:]
+        assert b"the data is not on this node" in out  # the follower's own output keeps the script's
 
 
 def test_a_command_workload_refuses_more_nodes():
