@@ -7,6 +7,7 @@ message, and no process of the trial remains.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -168,29 +169,39 @@ if os.environ["GROUP_RANK"] == "1":
 """
 
 
-def test_a_rank_failing_on_another_node_after_the_stop_does_not_hold_the_study(tmp_path):
-    """The study's torchrun would wait 300 s in its exit barrier for the other node's agent, which
-    never comes (its rank failed): once every rank has left, the study's node ends it and goes on."""
-    script = tmp_path / "follower_aborts.py"
-    script.write_text(FOLLOWER_ABORTS_SCRIPT)
+@contextlib.contextmanager
+def script_on_two_nodes(tmp_path: Path, source: str, rdzv_id: str):
+    """A study of the script ``source`` whose trials span this process and a `study follow` on
+    loopback; yields the executor and a dict that holds the follower's output once it has ended."""
+    script = tmp_path / f"{rdzv_id}.py"
+    script.write_text(source)
     storage = f"journal:///{tmp_path / 'study.log'}"
     study_spec = spec({"script": str(script)})
     create_study("s", study_spec, storage)
     endpoint = f"127.0.0.1:{free_port_pair()}"
-    with follower_node("s", storage, endpoint, "aborts") as follower:
-        options = LaunchOptions(nnodes=2, rdzv_endpoint=endpoint, rdzv_id="aborts", collective_timeout=15)
-        config = dataclasses.replace(CONFIG, eval_every=32)
+    followed: dict[str, bytes] = {}
+    with follower_node("s", storage, endpoint, rdzv_id) as follower:
+        options = LaunchOptions(nnodes=2, rdzv_endpoint=endpoint, rdzv_id=rdzv_id, collective_timeout=15)
         with ElasticExecutor(study_spec, options) as executor:
-            result = executor.run(RECIPE, config, lambda progress: progress.samples >= 64)
-            # The outcome stands, with a warning that names the other node.
-            assert result.status == "stopped" and result.samples == 64
-            (warning,) = result.warnings
-            assert "waited for another node" in warning and "study follow" in warning
-            # Not torchrun's 300 s exit barrier: the grace after the last rank left, and the launch's own exit.
-            assert executor.last_timing["stop_to_exit"] < executor.exit_grace + 30
+            yield executor, followed
         out, _ = follower.communicate(timeout=60)
         assert follower.returncode == 0, out.decode()[-2000:]
-        assert b"SIGABRT" in out  # the failure shows on the node where it happened
+        followed["output"] = out
+
+
+def test_a_rank_failing_on_another_node_after_the_stop_does_not_hold_the_study(tmp_path):
+    """The study's torchrun would wait 300 s in its exit barrier for the other node's agent, which
+    never comes (its rank failed): once every rank has left, the study's node ends it and goes on."""
+    config = dataclasses.replace(CONFIG, eval_every=32)
+    with script_on_two_nodes(tmp_path, FOLLOWER_ABORTS_SCRIPT, "aborts") as (executor, followed):
+        result = executor.run(RECIPE, config, lambda progress: progress.samples >= 64)
+        # The outcome stands, with a warning that names the other node.
+        assert result.status == "stopped" and result.samples == 64
+        (warning,) = result.warnings
+        assert "waited for another node" in warning and "study follow" in warning
+        # Not torchrun's 300 s exit barrier: the grace after the last rank left, and the launch's own exit.
+        assert executor.last_timing["stop_to_exit"] < executor.exit_grace + 30
+    assert b"SIGABRT" in followed["output"]  # the failure shows on the node where it happened
 
 
 FOLLOWER_CANNOT_START_SCRIPT = """
@@ -212,24 +223,12 @@ dist.destroy_process_group()
 def test_a_launch_failing_on_another_node_fails_the_trial_at_once(tmp_path):
     """Without word from the other node, this node's rank would wait out its process group's
     timeout (180 s here; 30 min by default) for a rank that never comes."""
-    script = tmp_path / "follower_cannot_start.py"
-    script.write_text(FOLLOWER_CANNOT_START_SCRIPT)
-    storage = f"journal:///{tmp_path / 'study.log'}"
-    study_spec = spec({"script": str(script)})
-    create_study("s", study_spec, storage)
-    endpoint = f"127.0.0.1:{free_port_pair()}"
-    with follower_node("s", storage, endpoint, "cannot-start") as follower:
-        options = LaunchOptions(
-            nnodes=2, rdzv_endpoint=endpoint, rdzv_id="cannot-start", collective_timeout=15
-        )
-        with ElasticExecutor(study_spec, options) as executor:
-            started = time.monotonic()
-            with pytest.raises(RankFailed, match=r"another node.*exit(ed)? .*the data is not on this node"):
-                executor.run(RECIPE, CONFIG, lambda progress: progress.samples >= 64)
-            assert time.monotonic() - started < 90
-        out, _ = follower.communicate(timeout=60)
-        assert follower.returncode == 0, out.decode()[-2000:]
-        assert b"the data is not on this node" in out  # the follower's own output keeps the script's
+    with script_on_two_nodes(tmp_path, FOLLOWER_CANNOT_START_SCRIPT, "cannot-start") as (executor, followed):
+        started = time.monotonic()
+        with pytest.raises(RankFailed, match=r"another node.*exit(ed)? .*the data is not on this node"):
+            executor.run(RECIPE, CONFIG, lambda progress: progress.samples >= 64)
+        assert time.monotonic() - started < 90
+    assert b"the data is not on this node" in followed["output"]  # the follower's terminal shows it too
 
 
 def test_a_command_workload_refuses_more_nodes():
