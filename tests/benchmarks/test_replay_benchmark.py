@@ -392,7 +392,7 @@ def test_the_oracle_table_counts_workloads_within_half_the_best_baseline_and_spl
 
     table = rp.oracle_table(
         rows("tpe/none", [None, None, 30.0])
-        + rows(rp.DEFAULT_METHOD, [10.0, 10.0, 10.0])
+        + rows(rp.DEFAULT_METHODS[0], [10.0, 10.0, 10.0])  # today's default
         + rows("tpe/median", [8.0, 8.0, None])  # the best baseline: 2 of 3 hits, median 8
         + rows("optuna-tpe/none", [None, None, 1.0])  # fewer hits: not the best, however cheap
         + rows("tpe/oracle:perfect-forecast", [4.0, 4.0, 4.0])
