@@ -208,6 +208,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         sampler=job["sampler"],
         confirm_seeds=job.get("confirm", 0),
         confirm_rounds=job.get("confirm_rounds", 1),
+        confirm_stopped=job.get("confirm_stopped", False),
         audit=job.get("audit", False),
     )
     row["method"] = f"{job['sampler']}/{job['pruner']}{job.get('suffix', '')}"
@@ -254,6 +255,7 @@ def run(args: argparse.Namespace, out: Path) -> None:
                             "calibration": calibration_for(args, grid.workload),
                             "confirm": args.confirm,
                             "confirm_rounds": args.confirm_rounds,
+                            "confirm_stopped": args.confirm_stopped,
                             "audit": args.audit,
                             "suffix": args.method_suffix,
                         }
@@ -1152,6 +1154,13 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="with --confirm: at most this many rounds, as `study confirm --measured --rounds N` "
         "(rows then also hold the first round's result, for a paired table)",
+    )
+    parser.add_argument(
+        "--confirm-stopped",
+        action="store_true",
+        help="with --confirm-rounds > 1: later rounds also confirm configurations stopped as slower "
+        "than a measured best the round withdrew (confirm_candidates(stopped=True), under test); "
+        "name the rows apart with --method-suffix",
     )
     parser.add_argument(
         "--audit",

@@ -588,6 +588,7 @@ def replay_study(
     resume: bool = True,
     confirm_seeds: int = 0,
     confirm_rounds: int = 1,
+    confirm_stopped: bool = False,
     promote: float | None = None,
     audit: bool = False,
 ) -> dict[str, Any]:
@@ -627,7 +628,9 @@ def replay_study(
     (:func:`convtune.report.best.confirm_candidates`) are confirmed too; the row then also
     holds the first round's ``confirm_first_hit``, ``confirm_first_spent`` and
     ``confirm_first_pick_ratio`` (the same study, so the rounds compare paired) and
-    ``confirm_rounds_run``.
+    ``confirm_rounds_run``. ``confirm_stopped`` lets those later rounds take configurations
+    stopped as slower than a measured best the round withdrew (``confirm_candidates(stopped=True)``,
+    an option under test).
     With ``audit``, the row adds ``audit``: the study's own forecasts checked against the trials
     whose outcome is known (:func:`convtune.report.forecasts.audit_forecasts`, before any confirm
     run), with the study's prior and without it (``prior_trials=0``): per variant, the
@@ -649,6 +652,7 @@ def replay_study(
             max_trials=max_trials,
             confirm_seeds=confirm_seeds,
             confirm_rounds=confirm_rounds,
+            confirm_stopped=confirm_stopped,
             promote=promote,
             audit=audit,
         )
@@ -702,6 +706,7 @@ def _replay_study(
     max_trials: int | None,
     confirm_seeds: int = 0,
     confirm_rounds: int = 1,
+    confirm_stopped: bool = False,
     promote: float | None = None,
     audit: bool = False,
 ) -> dict[str, Any]:
@@ -859,7 +864,7 @@ def _replay_study(
                         truth[confirm_pick] / best if confirm_pick is not None and best > 0 else math.inf,
                     )
                 )
-                candidates = confirm_candidates(study, confirmations(study))
+                candidates = confirm_candidates(study, confirmations(study), stopped=confirm_stopped)
         confirmed = {
             "confirm_hit": confirm_pick in near_best_keys,
             "confirm_spent": confirm_spent,

@@ -47,8 +47,17 @@ def runners_up(study: optuna.Study, best: FrozenTrial, margin: float = RUNNER_UP
     return sorted(fastest.values(), key=lambda t: t.value)
 
 
+SLOWER_THAN_MEASURED_BEST = "pruned: slower-than-measured-best"
+"""The ``reason`` of a trial stopped because it had spent the measured best's time (and its
+margin) without reaching the target: a stop judged against one seed's time."""
+
+
 def confirm_candidates(
-    study: optuna.Study, confirmed: list[dict[str, Any]], margin: float = RUNNER_UP_MARGIN
+    study: optuna.Study,
+    confirmed: list[dict[str, Any]],
+    margin: float = RUNNER_UP_MARGIN,
+    *,
+    stopped: bool = False,
 ) -> list[FrozenTrial]:
     """What the next confirm round runs: the fastest reached search trial of each configuration
     not confirmed yet whose one-seed time lies within ``margin`` of the confirmed fastest's mean,
@@ -61,6 +70,13 @@ def confirm_candidates(
     seed, and configurations the search measured within ``margin`` of that *confirmed* outcome
     were never compared with it (the runner-up window was drawn around the lucky seed).
     ``convtune study confirm --measured --rounds`` confirms them in the next round.
+
+    With ``stopped`` (an option under test, off: docs/benchmarks.md, "bearing_range_tracking: a
+    lucky incumbent"), once a configuration is confirmed the round also takes configurations
+    whose trials were stopped as slower than the measured best (:data:`SLOWER_THAN_MEASURED_BEST`)
+    before the window's far edge: the stop was judged against the lucky time the confirmation
+    withdrew, so they never got a measured time to compare. They come after the measured ones,
+    those stopped earliest last.
     """
     from convtune.scaling import best_confirmed
 
@@ -73,11 +89,27 @@ def confirm_candidates(
         key = params_key(t.params)
         if key not in done and (key not in fastest or t.value < fastest[key].value):
             fastest[key] = t
-    if not fastest:
-        return []
     leader = best_confirmed(study, confirmed)
+    if not fastest and leader is None:
+        return []
     anchor = float(leader["measured_mean"]) if leader is not None else min(t.value for t in fastest.values())
-    return sorted((t for t in fastest.values() if t.value <= anchor * (1.0 + margin)), key=lambda t: t.value)
+    window = sorted(
+        (t for t in fastest.values() if t.value <= anchor * (1.0 + margin)), key=lambda t: t.value
+    )
+    if not stopped or leader is None:
+        return window
+    # One trial per configuration never measured: the one that ran furthest before its stop.
+    furthest: dict[str, tuple[float, FrozenTrial]] = {}
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        record = TrialRecord.of(t)
+        if record.reason != SLOWER_THAN_MEASURED_BEST or record.confirmation:
+            continue
+        key, spent = params_key(t.params), float(record.attrs.get("censored_at") or 0.0)
+        if key in done or key in fastest or spent >= anchor * (1.0 + margin):
+            continue
+        if key not in furthest or spent > furthest[key][0]:
+            furthest[key] = (spent, t)
+    return window + [t for _, t in sorted(furthest.values(), key=lambda pair: -pair[0])]
 
 
 def confirm_command(study_name: str, n_runners_up: int) -> str:

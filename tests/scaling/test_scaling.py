@@ -415,6 +415,38 @@ def test_after_a_confirm_round_configurations_near_the_confirmed_mean_are_the_ne
     assert confirm_candidates(study, confirmations(study)) == []
 
 
+def test_a_round_can_confirm_configurations_stopped_against_the_lucky_time() -> None:
+    """Stopped as slower than a lucky measured best, a configuration has no measured time: with
+    ``stopped`` the round after the pick confirms slower takes it too, if it was stopped before
+    the window's far edge; without it, it is never compared (bearing_range_tracking, batch 42)."""
+    from convtune.report.best import SLOWER_THAN_MEASURED_BEST, confirm_candidates
+    from convtune.scaling import confirm_id, confirmations, enqueue_measured_confirmations
+
+    s = spec()
+    study = synthetic_study(s, [])
+    lucky = {"peak_lr": 4e-3, "micro_batch_size": 16, "grad_accum_steps": 1}
+    add_trial(study, s, lucky, noise=math.log(0.7))
+    base = study.trials[-1].value / 0.7
+    cut_short, cut_late = (
+        {"peak_lr": lr, "micro_batch_size": 16, "grad_accum_steps": 1} for lr in (2e-3, 8e-3)
+    )
+    # Both stopped at 1.2 x the lucky time or later, without reaching; the second far beyond it.
+    add_trial(
+        study, s, cut_short, status="stopped", reason=SLOWER_THAN_MEASURED_BEST, censored_at=0.84 * base
+    )
+    add_trial(study, s, cut_late, status="stopped", reason=SLOWER_THAN_MEASURED_BEST, censored_at=2.0 * base)
+    enqueue_measured_confirmations(study, confirm_candidates(study, confirmations(study)), s, seeds=2)
+    for _ in range(2):  # the pick confirms at 1.5 x: the window's far edge is 1.2 x 1.5 = 1.8
+        add_trial(study, s, lucky, noise=math.log(1.5), confirm=True, confirm_id=confirm_id(lucky))
+    done = confirmations(study)
+    assert confirm_candidates(study, done) == []
+    assert [t.params for t in confirm_candidates(study, done, stopped=True)] == [cut_short]
+    # Once confirmed, it is no candidate again.
+    enqueue_measured_confirmations(study, confirm_candidates(study, done, stopped=True), s, seeds=1)
+    add_trial(study, s, cut_short, confirm=True, confirm_id=confirm_id(cut_short))
+    assert confirm_candidates(study, confirmations(study), stopped=True) == []
+
+
 def test_when_no_configuration_confirms_on_every_seed_the_next_round_moves_to_the_next_fastest() -> None:
     """A pick that crossed the target on a lucky noise dip misses it on a confirm seed: nothing
     is confirmed, and the next round confirms the fastest configuration not tried yet (and
