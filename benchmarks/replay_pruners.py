@@ -208,7 +208,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         sampler=job["sampler"],
         confirm_seeds=job.get("confirm", 0),
         confirm_rounds=job.get("confirm_rounds", 1),
-        confirm_stopped=job.get("confirm_stopped", False),
+        confirm_stopped=job.get("confirm_stopped", 0),
         audit=job.get("audit", False),
     )
     row["method"] = f"{job['sampler']}/{job['pruner']}{job.get('suffix', '')}"
@@ -1157,9 +1157,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--confirm-stopped",
-        action="store_true",
-        help="with --confirm-rounds > 1: later rounds also confirm configurations stopped as slower "
-        "than a measured best the round withdrew (confirm_candidates(stopped=True), under test); "
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --confirm-rounds > 1: each later round also confirms up to N configurations stopped "
+        "as slower than a measured best the round withdrew (confirm_candidates(stopped=N), under test); "
         "name the rows apart with --method-suffix",
     )
     parser.add_argument(

@@ -588,7 +588,7 @@ def replay_study(
     resume: bool = True,
     confirm_seeds: int = 0,
     confirm_rounds: int = 1,
-    confirm_stopped: bool = False,
+    confirm_stopped: int = 0,
     promote: float | None = None,
     audit: bool = False,
 ) -> dict[str, Any]:
@@ -628,8 +628,8 @@ def replay_study(
     (:func:`convtune.report.best.confirm_candidates`) are confirmed too; the row then also
     holds the first round's ``confirm_first_hit``, ``confirm_first_spent`` and
     ``confirm_first_pick_ratio`` (the same study, so the rounds compare paired) and
-    ``confirm_rounds_run``. ``confirm_stopped`` lets those later rounds take configurations
-    stopped as slower than a measured best the round withdrew (``confirm_candidates(stopped=True)``,
+    ``confirm_rounds_run``. ``confirm_stopped`` lets each later round take up to that many configurations
+    stopped as slower than a measured best the round withdrew (``confirm_candidates(stopped=N)``,
     an option under test).
     With ``audit``, the row adds ``audit``: the study's own forecasts checked against the trials
     whose outcome is known (:func:`convtune.report.forecasts.audit_forecasts`, before any confirm
@@ -706,7 +706,7 @@ def _replay_study(
     max_trials: int | None,
     confirm_seeds: int = 0,
     confirm_rounds: int = 1,
-    confirm_stopped: bool = False,
+    confirm_stopped: int = 0,
     promote: float | None = None,
     audit: bool = False,
 ) -> dict[str, Any]:

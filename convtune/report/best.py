@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 from typing import Any
 
@@ -57,7 +58,7 @@ def confirm_candidates(
     confirmed: list[dict[str, Any]],
     margin: float = RUNNER_UP_MARGIN,
     *,
-    stopped: bool = False,
+    stopped: int = 0,
 ) -> list[FrozenTrial]:
     """What the next confirm round runs: the fastest reached search trial of each configuration
     not confirmed yet whose one-seed time lies within ``margin`` of the confirmed fastest's mean,
@@ -71,12 +72,12 @@ def confirm_candidates(
     were never compared with it (the runner-up window was drawn around the lucky seed).
     ``convtune study confirm --measured --rounds`` confirms them in the next round.
 
-    With ``stopped`` (an option under test, off: docs/benchmarks.md, "bearing_range_tracking: a
-    lucky incumbent"), once a configuration is confirmed the round also takes configurations
-    whose trials were stopped as slower than the measured best (:data:`SLOWER_THAN_MEASURED_BEST`)
-    before the window's far edge: the stop was judged against the lucky time the confirmation
-    withdrew, so they never got a measured time to compare. They come after the measured ones,
-    those stopped earliest last.
+    With ``stopped`` > 0 (an option under test, off: docs/benchmarks.md, "bearing_range_tracking:
+    a lucky incumbent"), once a configuration is confirmed the round also takes up to that many
+    configurations whose trials were stopped as slower than the measured best
+    (:data:`SLOWER_THAN_MEASURED_BEST`) before the window's far edge: the stop was judged against
+    the lucky time the confirmation withdrew, so they never got a measured time to compare. They
+    come after the measured ones, those that stood closest to the target when stopped first.
     """
     from convtune.scaling import best_confirmed
 
@@ -96,10 +97,10 @@ def confirm_candidates(
     window = sorted(
         (t for t in fastest.values() if t.value <= anchor * (1.0 + margin)), key=lambda t: t.value
     )
-    if not stopped or leader is None:
+    if stopped <= 0 or leader is None:
         return window
-    # One trial per configuration never measured: the one that ran furthest before its stop.
-    furthest: dict[str, tuple[float, FrozenTrial]] = {}
+    # One trial per configuration never measured: the one that came closest to the target.
+    closest: dict[str, tuple[float, FrozenTrial]] = {}
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         record = TrialRecord.of(t)
         if record.reason != SLOWER_THAN_MEASURED_BEST or record.confirmation:
@@ -107,9 +108,11 @@ def confirm_candidates(
         key, spent = params_key(t.params), float(record.attrs.get("censored_at") or 0.0)
         if key in done or key in fastest or spent >= anchor * (1.0 + margin):
             continue
-        if key not in furthest or spent > furthest[key][0]:
-            furthest[key] = (spent, t)
-    return window + [t for _, t in sorted(furthest.values(), key=lambda pair: -pair[0])]
+        gap = record.attrs.get("final_gap")
+        gap = float(gap) if gap is not None else math.inf
+        if key not in closest or gap < closest[key][0]:
+            closest[key] = (gap, t)
+    return window + [t for _, t in sorted(closest.values(), key=lambda pair: pair[0])[:stopped]]
 
 
 def confirm_command(study_name: str, n_runners_up: int) -> str:

@@ -427,24 +427,32 @@ def test_a_round_can_confirm_configurations_stopped_against_the_lucky_time() -> 
     lucky = {"peak_lr": 4e-3, "micro_batch_size": 16, "grad_accum_steps": 1}
     add_trial(study, s, lucky, noise=math.log(0.7))
     base = study.trials[-1].value / 0.7
-    cut_short, cut_late = (
-        {"peak_lr": lr, "micro_batch_size": 16, "grad_accum_steps": 1} for lr in (2e-3, 8e-3)
+    cut_short, cut_farther, cut_late = (
+        {"peak_lr": lr, "micro_batch_size": 16, "grad_accum_steps": 1} for lr in (2e-3, 1e-3, 8e-3)
     )
-    # Both stopped at 1.2 x the lucky time or later, without reaching; the second far beyond it.
-    add_trial(
-        study, s, cut_short, status="stopped", reason=SLOWER_THAN_MEASURED_BEST, censored_at=0.84 * base
-    )
-    add_trial(study, s, cut_late, status="stopped", reason=SLOWER_THAN_MEASURED_BEST, censored_at=2.0 * base)
+    # All stopped at 1.2 x the lucky time or later, without reaching: the first two before the
+    # confirmed window's far edge (the first closer to the target), the third far beyond it.
+    for params, spent, gap in ((cut_short, 0.84, 0.01), (cut_farther, 0.9, 0.05), (cut_late, 2.0, 0.01)):
+        add_trial(
+            study,
+            s,
+            params,
+            status="stopped",
+            reason=SLOWER_THAN_MEASURED_BEST,
+            censored_at=spent * base,
+            final_gap=gap,
+        )
     enqueue_measured_confirmations(study, confirm_candidates(study, confirmations(study)), s, seeds=2)
     for _ in range(2):  # the pick confirms at 1.5 x: the window's far edge is 1.2 x 1.5 = 1.8
         add_trial(study, s, lucky, noise=math.log(1.5), confirm=True, confirm_id=confirm_id(lucky))
     done = confirmations(study)
     assert confirm_candidates(study, done) == []
-    assert [t.params for t in confirm_candidates(study, done, stopped=True)] == [cut_short]
-    # Once confirmed, it is no candidate again.
-    enqueue_measured_confirmations(study, confirm_candidates(study, done, stopped=True), s, seeds=1)
+    assert [t.params for t in confirm_candidates(study, done, stopped=2)] == [cut_short, cut_farther]
+    assert [t.params for t in confirm_candidates(study, done, stopped=1)] == [cut_short]  # the closest
+    # Once confirmed, a configuration is no candidate again.
+    enqueue_measured_confirmations(study, confirm_candidates(study, done, stopped=1), s, seeds=1)
     add_trial(study, s, cut_short, confirm=True, confirm_id=confirm_id(cut_short))
-    assert confirm_candidates(study, confirmations(study), stopped=True) == []
+    assert [t.params for t in confirm_candidates(study, confirmations(study), stopped=1)] == [cut_farther]
 
 
 def test_when_no_configuration_confirms_on_every_seed_the_next_round_moves_to_the_next_fastest() -> None:
