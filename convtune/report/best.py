@@ -82,10 +82,14 @@ def confirm_candidates(
     from convtune.scaling import best_confirmed
 
     done = {params_key(c["params"]) for c in confirmed}
+    searched = [
+        (t, record)
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if not (record := TrialRecord.of(t)).confirmation
+    ]
     fastest: dict[str, FrozenTrial] = {}
-    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        record = TrialRecord.of(t)
-        if record.status is not TrialStatus.REACHED or record.confirmation or t.value is None:
+    for t, record in searched:
+        if record.status is not TrialStatus.REACHED or t.value is None:
             continue
         key = params_key(t.params)
         if key not in done and (key not in fastest or t.value < fastest[key].value):
@@ -101,9 +105,8 @@ def confirm_candidates(
         return window
     # One trial per configuration never measured: the one that came closest to the target.
     closest: dict[str, tuple[float, FrozenTrial]] = {}
-    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        record = TrialRecord.of(t)
-        if record.reason != SLOWER_THAN_MEASURED_BEST or record.confirmation:
+    for t, record in searched:
+        if record.reason != SLOWER_THAN_MEASURED_BEST:
             continue
         key, spent = params_key(t.params), float(record.attrs.get("censored_at") or 0.0)
         if key in done or key in fastest or spent >= anchor * (1.0 + margin):
