@@ -880,8 +880,9 @@ def confirm_rounds_table(rows: list[dict[str, Any]]) -> list[str]:
         "### Confirm rounds: the first round alone and every round, the same studies",
         "",
         "| workload | method | hits after round 1 | hits after every round | studies with a later round "
-        "| confirm cost, round 1 / every round (full runs, mean per study) |",
-        "|---|---|---|---|---|---|",
+        "| confirm cost, round 1 / every round (full runs, mean per study) "
+        "| studies confirming a stopped configuration / picking one |",
+        "|---|---|---|---|---|---|---|",
     ]
     for (w, m), group in sorted(groups.items()):
         n = len(group)
@@ -890,7 +891,13 @@ def confirm_rounds_table(rows: list[dict[str, Any]]) -> list[str]:
         later = sum(r["confirm_rounds_run"] > 1 for r in group)
         cost1 = float(np.mean([r["confirm_first_spent"] for r in group]))
         cost = float(np.mean([r["confirm_spent"] for r in group]))
-        lines.append(f"| {w} | {m} | {first}/{n} | {every}/{n} | {later} | {cost1:.1f} / {cost:.1f} |")
+        # Rows stored before the counts existed say nothing about it: shown as "–".
+        took = [r["confirm_stopped_taken"] > 0 for r in group if "confirm_stopped_taken" in r]
+        picked = sum(bool(r.get("confirm_pick_was_stopped")) for r in group)
+        stopped = f"{sum(took)} / {picked}" if took else "–"
+        lines.append(
+            f"| {w} | {m} | {first}/{n} | {every}/{n} | {later} | {cost1:.1f} / {cost:.1f} | {stopped} |"
+        )
     return lines
 
 

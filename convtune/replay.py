@@ -825,11 +825,12 @@ def _replay_study(
     pick = configs.get(measured[1]) if measured else None
     confirmed: dict[str, Any] = {}
     if confirm_seeds > 0:
-        from convtune.report.best import confirm_candidates, runners_up
+        from convtune.report.best import SLOWER_THAN_MEASURED_BEST, confirm_candidates, runners_up
         from convtune.scaling import best_confirmed, confirmations, enqueue_measured_confirmations
 
         confirm_pick, confirm_spent = pick, 0.0
         by_round: list[tuple[bool, float, float]] = []  # per round: hit, spent so far, pick ratio
+        from_stopped: set[ConfigKey | None] = set()  # configurations confirmed after a stop
         if measured is not None:
             best_trial = stored(measured[1])
             candidates = [best_trial, *runners_up(study, best_trial)]
@@ -846,6 +847,11 @@ def _replay_study(
                         chosen.append(t)
                 if not chosen:
                     break
+                from_stopped.update(
+                    configs.get(t.number)
+                    for t in chosen
+                    if TrialRecord.of(t).reason == SLOWER_THAN_MEASURED_BEST
+                )
                 for t in chosen:
                     run_seed = TrialRecord.of(t).attrs.get("replay_seed")
                     if configs.get(t.number) is not None and run_seed is not None:
@@ -871,6 +877,8 @@ def _replay_study(
             "confirm_pick_ratio": truth[confirm_pick] / best
             if confirm_pick is not None and best > 0
             else math.inf,
+            "confirm_stopped_taken": len(from_stopped),
+            "confirm_pick_was_stopped": confirm_pick is not None and confirm_pick in from_stopped,
         }
         if confirm_rounds > 1:
             # The first round alone, from the same study: a paired comparison of the rounds.

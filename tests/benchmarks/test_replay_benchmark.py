@@ -188,6 +188,9 @@ def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_pa
     for r in paired:
         first, every = int(bool(r["confirm_first_hit"])), int(bool(r["confirm_hit"]))
         assert f"| {WORKLOAD} | {r['method']} | {first}/1 | {every}/1 | " in table, table
+        # Without --confirm-stopped no round takes a stopped configuration.
+        assert r["confirm_stopped_taken"] == 0 and not r["confirm_pick_was_stopped"]
+        assert re.search(rf"\| {WORKLOAD} \| {re.escape(r['method'])} \|.*\| 0 / 0 \|", table), table
 
     # A candidate against the default by the pre-registered checks' bars, from the same rows.
     base, candidate = METHODS
