@@ -210,18 +210,20 @@ def free_port_pair() -> int:
 
 
 @contextlib.contextmanager
-def follower_node(study: str, storage: str, endpoint: str, rdzv_id: str):
+def follower_node(study: str, storage: str, endpoint: str, rdzv_id: str, env: dict[str, str] | None = None):
     """A second "node" on loopback: `convtune study follow` for ``study``, killed if still running at the end.
 
     Yields the process (its output piped); the caller waits for it and checks what it printed.
+    ``env`` adds to its environment (what differs on that node).
     """
+    import os
     import subprocess
     import sys
 
     follower = subprocess.Popen(
         [sys.executable, "-m", "convtune.cli", "study", "follow", study, "--storage", storage,
          "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id", rdzv_id, "--collective-timeout", "15"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
     )  # fmt: skip
     try:
         yield follower

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from convtune.config.spec import StudySpec
-from convtune.errors import ConfigError
+from convtune.errors import ConfigError, StudyError
 from convtune.execution.channel import ChannelClient
 from convtune.execution.launch import ENV_RECIPE, LaunchOptions, _channel_token, launch_env, nproc_per_node
 from convtune.execution.processes import _describe_exit, _log_tail, _terminate
@@ -29,34 +29,80 @@ def follow(
     *,
     max_launches: int | None = None,
     on_launch: Callable[[int], None] | None = None,
+    grace: float = 10.0,
 ) -> int:
     """Take part in a multi-node study's trials from this node; returns when the study's node closes.
 
     Runs torchrun with this node's share of ``world_size`` ranks against the rendezvous endpoint,
     again after every failure (the study's node relaunches too), until a launch ends cleanly
-    (the study finished) or ``max_launches`` is reached. Returns the number of launches.
+    (the study finished) or ``max_launches`` is reached. Returns the number of launches. A launch
+    that fails is reported, with its last lines, to the study's node, which would otherwise wait
+    for this node's ranks until its process group timed out (minutes) and then name no cause; a
+    launch still running ``grace`` seconds after the study's node closed is stopped.
     """
     if not options.multi_node:
         raise ConfigError("following needs --nnodes of 2 or more", where="--nnodes")
     host, port = options.channel_address()
     local = nproc_per_node(world_size, options.nnodes)
     threads = default_threads(local, options.local_workers)
-    env = launch_env(options, channel=f"{host}:{port}", token=_channel_token(options), threads=threads)
+    token = _channel_token(options)
+    env = launch_env(options, channel=f"{host}:{port}", token=token, threads=threads)
     command = options.torchrun(local, leader=False) + ["-m", "convtune.execution._rank"]
+    client = _connect_to_study(options, token)
+    closed = threading.Event()  # the study's node ended the study (or is gone)
+
+    def read() -> None:
+        while True:
+            try:
+                message = client.recv()
+            except (OSError, ValueError):
+                message = None
+            if message is None or message.get("type") == "close":
+                closed.set()
+                return
+
+    threading.Thread(target=read, name="convtune-follow", daemon=True).start()
     launches = 0
-    while max_launches is None or launches < max_launches:
-        launches += 1
-        if on_launch:
-            on_launch(launches)
-        proc = subprocess.Popen(command, env=env, start_new_session=True)
+    with tempfile.TemporaryDirectory(prefix="convtune-follow-") as tmp:
         try:
-            code = proc.wait()
-        except BaseException:
-            _terminate(proc, [])
-            raise
-        if code == 0:
-            break
-        time.sleep(1.0)
+            while max_launches is None or launches < max_launches:
+                launches += 1
+                if on_launch:
+                    on_launch(launches)
+                log = Path(tmp) / f"launch-{launches}.log"
+                proc = subprocess.Popen(
+                    command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+                )
+                echo = threading.Thread(
+                    target=_echo, args=(proc, log), name="convtune-follow-echo", daemon=True
+                )
+                echo.start()
+                try:
+                    # Once the study's node has closed, a launch still waiting (in the rendezvous
+                    # for a launch that will not come) is stopped after a grace.
+                    while proc.poll() is None and not closed.wait(0.2):
+                        pass
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(timeout=grace)
+                finally:
+                    _terminate(proc, [])
+                    echo.join(timeout=5.0)
+                code = proc.returncode
+                if code == 0 or closed.is_set():
+                    break
+                with contextlib.suppress(OSError):
+                    client.send(
+                        {
+                            "type": "launch_failed",
+                            "node": socket.gethostname(),
+                            "exit": _describe_exit(code),
+                            "output": _log_tail(log),
+                        }
+                    )
+                if closed.wait(1.0):
+                    break
+        finally:
+            client.close()
     return launches
 
 
@@ -87,9 +133,7 @@ def follow_scripts(
     env = launch_env(options, channel=f"{host}:{port}", token=token, threads=threads)
     command = options.torchrun(local, leader=False)
     command += [str(workload["script"]), *map(str, workload.get("args", []))]
-    client = ChannelClient.connect(
-        f"{host}:{port}", token=token, hello={"rank": -1, "role": "follower"}, timeout=options.start_timeout
-    )
+    client = _connect_to_study(options, token)
     inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
     def read() -> None:
@@ -165,6 +209,25 @@ def follow_scripts(
         finally:
             client.close()
     return trials
+
+
+def _connect_to_study(options: LaunchOptions, token: str) -> ChannelClient:
+    """This node's control connection to the study's node (``start_timeout`` to come up)."""
+    host, port = options.channel_address()
+    try:
+        return ChannelClient.connect(
+            f"{host}:{port}",
+            token=token,
+            hello={"rank": -1, "role": "follower"},
+            timeout=options.start_timeout,
+        )
+    except OSError as exc:
+        raise StudyError(
+            f"could not reach the study's node at {host}:{port} within {options.start_timeout:g} s ({exc})",
+            where="--rdzv-endpoint",
+            fix="start `convtune study run` with the same --nnodes and --rdzv-endpoint on the study's node, "
+            "or check that this node can reach that host and port",
+        ) from None
 
 
 def _echo(proc: subprocess.Popen[bytes], log: Path) -> None:

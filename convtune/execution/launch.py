@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from convtune.config.recipe import Recipe
 from convtune.config.spec import StudySpec
@@ -216,6 +217,13 @@ class _Failure:
     exited: bool = False  # a connection ended without a report (weaker evidence than an error)
 
 
+def other_node_failed(msg: dict[str, Any], before: str) -> str:
+    """What a `study follow`'s ``launch_failed`` says, as a trial's error: its node, how its
+    launch exited, and the launch's last lines."""
+    said = f"the launch on another node ({msg.get('node', '?')}) {msg.get('exit', 'failed')} before {before}"
+    return f"{said}: {msg['output']}" if msg.get("output") else said
+
+
 # Errors a rank raises only because another rank is gone (its half of a collective broke).
 _CONSEQUENCES = ("connection reset by peer", "connection closed by peer", "broken pipe", "remote worker")
 
@@ -254,6 +262,7 @@ class LaunchedExecutor(abc.ABC):
         self._token = _channel_token(self.options)
         self._trial = 0
         self._tmp = tempfile.TemporaryDirectory(prefix="convtune-launch-")
+        self._followers: set[int] = set()  # control connections of other nodes' `study follow`
 
     def run(self, recipe: Recipe, config: EngineConfig, on_eval: Callable[[Progress], bool]) -> RunResult:
         self._trial += 1
@@ -287,6 +296,19 @@ class LaunchedExecutor(abc.ABC):
             host, port = self.options.channel_address()
             self._server = ChannelServer("" if self.options.multi_node else host, port, token=self._token)
         return self._server
+
+    def _note_follower(self, event: Any) -> bool:
+        """Track `study follow` control connections; True when ``event`` was about one."""
+        msg = event.message
+        if msg is None:
+            if event.conn in self._followers:
+                self._followers.discard(event.conn)
+                return True
+            return False
+        if msg.get("type") == "hello" and msg.get("role") == "follower":
+            self._followers.add(event.conn)
+            return True
+        return event.conn in self._followers
 
     def _env(self, threads: int) -> dict[str, str]:
         host, _ = self.options.channel_address()

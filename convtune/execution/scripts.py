@@ -38,6 +38,7 @@ from convtune.execution.launch import (
     _Failure,
     _first_cause,
     nproc_per_node,
+    other_node_failed,
 )
 from convtune.execution.processes import _describe_exit, _log_tail, _terminate, stop_signal_of
 from convtune.training.engine import EngineConfig, Progress, RunResult
@@ -130,7 +131,6 @@ class ScriptExecutor(LaunchedExecutor):
 
     def __init__(self, spec: StudySpec, options: LaunchOptions | None = None):
         super().__init__(spec, options)
-        self._followers: set[int] = set()  # control connections of `study follow`
 
     def close(self) -> None:
         """Tell the other nodes' `study follow` the study is over, then close the channel."""
@@ -350,28 +350,9 @@ class ScriptExecutor(LaunchedExecutor):
             return False
         if str(msg.get("trial")) != str(state.trial):
             return False
-        state.failures.append(
-            _Failure(
-                event.time,
-                f"the launch on another node ({msg.get('node', '?')}) {msg.get('exit', 'failed')} before "
-                f"the trial ended: {msg.get('output', '')}".rstrip(": "),
-            )
-        )
+        state.failures.append(_Failure(event.time, other_node_failed(msg, "the trial ended")))
         state.other_node_failed = state.acked_at is None
         return state.other_node_failed
-
-    def _note_follower(self, event: Any) -> bool:
-        """Track `study follow` control connections; True when ``event`` was about one."""
-        msg = event.message
-        if msg is None:
-            if event.conn in self._followers:
-                self._followers.discard(event.conn)
-                return True
-            return False
-        if msg.get("type") == "hello" and msg.get("role") == "follower":
-            self._followers.add(event.conn)
-            return True
-        return event.conn in self._followers
 
     def _await_followers(self) -> None:
         """Wait (``start_timeout``) until every other node's `study follow` has connected."""

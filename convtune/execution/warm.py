@@ -35,6 +35,7 @@ from convtune.execution.launch import (
     _Failure,
     _first_cause,
     nproc_per_node,
+    other_node_failed,
 )
 from convtune.execution.processes import _log_tail, _terminate, _with_exit_code, stop_signal_of
 from convtune.training.engine import EngineConfig, Progress, RunResult
@@ -83,6 +84,8 @@ class WarmRankExecutor(LaunchedExecutor):
         launch = self._launch
         if launch is not None:
             while (event := self.server.get(timeout=0)) is not None:  # anything since the last trial?
+                if self._note_follower(event):
+                    continue
                 if event.message is None:
                     self._live_conns.discard(event.conn)
             whole = launch.alive() and all(conn in self._live_conns for conn in launch.ranks.values())
@@ -113,6 +116,15 @@ class WarmRankExecutor(LaunchedExecutor):
         while len(launch.ranks) < launch.world_size:
             event = self.server.get(timeout=0.1)
             if event is not None:
+                if self._note_follower(event):
+                    # Another node's launch failed before its ranks connected (its environment, its
+                    # network interface, …): the ranks here would wait out their process-group timeout.
+                    if event.message is not None and event.message.get("type") == "launch_failed":
+                        self._stop_launch(graceful=False)
+                        raise LaunchFailed(
+                            f"LaunchFailed: {other_node_failed(event.message, 'its ranks connected')}"
+                        )
+                    continue
                 if event.message is None:
                     self._live_conns.discard(event.conn)
                 elif event.message.get("type") == "hello" and event.message.get("launch") in (
@@ -185,6 +197,12 @@ class WarmRankExecutor(LaunchedExecutor):
                     failures.append(_Failure(time.time(), f"torchrun exited: {_log_tail(launch.log)}", True))
                 if failures and (not launch.alive() or time.time() - failures[0].time > 3.0):
                     break  # give the other ranks a moment to report the first cause
+                continue
+            if self._note_follower(event):
+                msg = event.message
+                if msg is not None and msg.get("type") == "launch_failed":
+                    # Weaker than a rank's own error, which names the cause when one came.
+                    failures.append(_Failure(event.time, other_node_failed(msg, "the trial ended"), True))
                 continue
             if event.conn not in rank_of:
                 continue

@@ -183,4 +183,34 @@ def test_two_nodes_over_loopback(tmp_path, token):
         assert follower.wait(timeout=60) == 0, follower.stdout.read().decode()[-2000:]
 
 
+def test_a_follower_launch_failing_before_its_ranks_connect_fails_the_trial_at_once(tmp_path, token):
+    """The other node cannot join the process group (here: a network interface that is not
+    there). Its `study follow` reports the failed launch with its last lines, so the trial fails
+    at once naming the cause, instead of after the process group's timeout (120 s here, 10 min
+    by default) with a store timeout; and the follower ends when the study does."""
+    storage = _study(tmp_path)
+    optuna.load_study(study_name="s", storage=open_storage(storage)).enqueue_trial({})
+    endpoint = f"127.0.0.1:{free_port_pair()}"
+    with follower_node("s", storage, endpoint, "bad-nic", env={"GLOO_SOCKET_IFNAME": "nope0"}) as follower:
+        started = time.monotonic()
+        options = LaunchOptions(nnodes=2, rdzv_endpoint=endpoint, rdzv_id="bad-nic", collective_timeout=120)
+        (trial,) = run_study("s", n_trials=1, storage=storage, launch=options).get_trials(deepcopy=False)
+        assert time.monotonic() - started < 60
+        assert trial.state == TrialState.FAIL
+        error = trial.user_attrs["error"]
+        assert "the launch on another node" in error and "before its ranks connected" in error, error
+        assert "Unable to find address for: nope0" in error, error
+        assert follower.wait(timeout=30) == 0, follower.stdout.read().decode()[-2000:]
+
+
+def test_following_a_study_node_that_never_comes_up_is_a_clear_error():
+    from convtune.errors import StudyError
+    from convtune.execution.follow import follow
+
+    options = LaunchOptions(nnodes=2, rdzv_endpoint=f"127.0.0.1:{free_port_pair()}", start_timeout=1)
+    with pytest.raises(StudyError, match="could not reach the study's node at 127.0.0.1:") as raised:
+        follow(2, options)
+    assert raised.value.where == "--rdzv-endpoint" and "convtune study run" in raised.value.fix
+
+
 optuna.logging.set_verbosity(optuna.logging.WARNING)
