@@ -38,6 +38,9 @@ STOP_THRESHOLD_ATTR = "stop_threshold"
 """User attr set beside it: the per-rung threshold that probability fell below."""
 DISTRUSTED_ATTR = "forecast_distrusted"
 """User attr set on a trial that ``self_check`` kept from a forecast stop: the probability."""
+SLOWER_THAN_MEASURED_BEST = "slower-than-measured-best"
+"""The :class:`PruneDecision` reason of the stop that needs no forecast: the trial has spent the
+measured best's time (and ``exact_margin``) without reaching the target."""
 DEFAULT_EPSILON = 0.01
 """The whole-life probability budget of a trial: the safest setting, which leave-one-workload-out
 replays over the 11 corpus workloads fall back to in 9 folds, where no setting kept every other
@@ -730,7 +733,7 @@ class TimeToTargetPruner(BasePruner):
             # Exact, so no warm-up: a trial that has spent what the measured best needed
             # (plus ``exact_margin``) without reaching the target can only reach it later, and
             # cannot be picked, nor be a runner-up within that margin for ``confirm``.
-            return PruneDecision(True, "slower-than-measured-best", None, incumbent, 0.0, self._epsilon)
+            return PruneDecision(True, SLOWER_THAN_MEASURED_BEST, None, incumbent, 0.0, self._epsilon)
         if (
             self._pause_behind
             and math.isfinite(incumbent)

@@ -9,10 +9,12 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from convtune import pruners
 from convtune.config.record import UNREACHED, TrialRecord, TrialStatus, cost_unit
 from convtune.config.spec import StudySpec
 from convtune.report.forecasts import audit_forecasts
 from convtune.scaling import params_key, scaling_report
+from convtune.study.outcome import stop_reason
 
 # Each measured time-to-target is one seed's, and one configuration's seeds lie about 10% from
 # its median (the curve corpus: ``benchmarks/corpus_facts.py``, "Seed spread"), so two
@@ -48,7 +50,7 @@ def runners_up(study: optuna.Study, best: FrozenTrial, margin: float = RUNNER_UP
     return sorted(fastest.values(), key=lambda t: t.value)
 
 
-SLOWER_THAN_MEASURED_BEST = "pruned: slower-than-measured-best"
+SLOWER_THAN_MEASURED_BEST = stop_reason(pruners.SLOWER_THAN_MEASURED_BEST)
 """The ``reason`` of a trial stopped because it had spent the measured best's time (and its
 margin) without reaching the target: a stop judged against one seed's time."""
 

@@ -62,6 +62,12 @@ def penalty_base_for_cap(max_cost: float) -> float:
     return PENALTY_FLOOR * max_cost if math.isfinite(max_cost) else _UNBOUNDED_BASE
 
 
+def stop_reason(rule: str) -> str:
+    """The stored ``reason`` of a trial convtune's pruner stopped by ``rule`` (a
+    :class:`~convtune.pruners.PruneDecision` reason)."""
+    return f"pruned: {rule}"
+
+
 def describe_error(exc: BaseException) -> str:
     """First line of the error and where it was raised (file:line in function)."""
     if isinstance(getattr(exc, "description", None), str):  # a rank's own error, described there
@@ -258,7 +264,7 @@ def _forecast_unreached(
         frozen = trial.study._storage.get_trial(trial._trial_id)  # as Trial.should_prune does
         decision = pruner.decide(trial.study, frozen)
         forecast = decision.forecast or pruner.forecast_trial(trial.study, frozen)
-        return forecast, f"pruned: {decision.reason}"
+        return forecast, stop_reason(decision.reason)
     schedule = LRSchedule.from_record(TrialRecord.of(trial).schedule)
     # The maps' forecast, as convtune's pruner reads it by default: the value the sampler is told
     # was measured with it in issue 17's replays (the reach trees are not, checks AB and AB2).
