@@ -50,18 +50,7 @@ def follow(
     command = options.torchrun(local, leader=False) + ["-m", "convtune.execution._rank"]
     client = _connect_to_study(options, token)
     closed = threading.Event()  # the study's node ended the study (or is gone)
-
-    def read() -> None:
-        while True:
-            try:
-                message = client.recv()
-            except (OSError, ValueError):
-                message = None
-            if message is None or message.get("type") == "close":
-                closed.set()
-                return
-
-    threading.Thread(target=read, name="convtune-follow", daemon=True).start()
+    _listen(client, lambda message: closed.set() if _is_close(message) else None)
     launches = 0
     with tempfile.TemporaryDirectory(prefix="convtune-follow-") as tmp:
         try:
@@ -135,25 +124,14 @@ def follow_scripts(
     command += [str(workload["script"]), *map(str, workload.get("args", []))]
     client = _connect_to_study(options, token)
     inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
-
-    def read() -> None:
-        while True:
-            try:
-                message = client.recv()
-            except (OSError, ValueError):
-                message = None
-            inbox.put(message)
-            if message is None or message.get("type") == "close":
-                return
-
-    threading.Thread(target=read, name="convtune-follow", daemon=True).start()
+    _listen(client, inbox.put)
     trials = 0
     pending: list[dict[str, Any] | None] = []  # read during a launch, handled after it
     with tempfile.TemporaryDirectory(prefix="convtune-follow-") as tmp:
         try:
             while True:
                 message = pending.pop(0) if pending else inbox.get()
-                if message is None or message.get("type") == "close":
+                if _is_close(message):
                     break
                 if message.get("type") != "script_trial":
                     continue
@@ -209,6 +187,27 @@ def follow_scripts(
         finally:
             client.close()
     return trials
+
+
+def _is_close(message: dict[str, Any] | None) -> bool:
+    return message is None or message.get("type") == "close"
+
+
+def _listen(client: ChannelClient, handle: Callable[[dict[str, Any] | None], Any]) -> None:
+    """Hand each message from the study's node to ``handle`` on a thread of its own, up to and
+    including its ``close`` (or ``None`` when the connection ends)."""
+
+    def read() -> None:
+        while True:
+            try:
+                message = client.recv()
+            except (OSError, ValueError):
+                message = None
+            handle(message)
+            if _is_close(message):
+                return
+
+    threading.Thread(target=read, name="convtune-follow", daemon=True).start()
 
 
 def _connect_to_study(options: LaunchOptions, token: str) -> ChannelClient:
