@@ -310,6 +310,13 @@ class LaunchedExecutor(abc.ABC):
             return True
         return event.conn in self._followers
 
+    def _launch_failed(self, event: Any) -> dict[str, Any] | None:
+        """A `study follow`'s word that its launch exited (``launch_failed``), if ``event`` is one."""
+        msg = event.message
+        if event.conn in self._followers and msg is not None and msg.get("type") == "launch_failed":
+            return msg
+        return None
+
     def _env(self, threads: int) -> dict[str, str]:
         host, _ = self.options.channel_address()
         return launch_env(

@@ -345,10 +345,8 @@ class ScriptExecutor(LaunchedExecutor):
     def _other_node_failed(self, event: Any, state: _ScriptTrial) -> bool:
         """Note a `study follow`'s word that its launch of this trial exited; True when that fails
         the trial (it came before every rank acknowledged the stop)."""
-        msg = event.message
-        if event.conn not in self._followers or not msg or msg.get("type") != "launch_failed":
-            return False
-        if str(msg.get("trial")) != str(state.trial):
+        msg = self._launch_failed(event)
+        if msg is None or str(msg.get("trial")) != str(state.trial):
             return False
         state.failures.append(_Failure(event.time, other_node_failed(msg, "the trial ended")))
         state.other_node_failed = state.acked_at is None

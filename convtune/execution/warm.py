@@ -119,10 +119,10 @@ class WarmRankExecutor(LaunchedExecutor):
                 if self._note_follower(event):
                     # Another node's launch failed before its ranks connected (its environment, its
                     # network interface, …): the ranks here would wait out their process-group timeout.
-                    if event.message is not None and event.message.get("type") == "launch_failed":
+                    if (failed := self._launch_failed(event)) is not None:
                         self._stop_launch(graceful=False)
                         raise LaunchFailed(
-                            f"LaunchFailed: {other_node_failed(event.message, 'its ranks connected')}"
+                            f"LaunchFailed: {other_node_failed(failed, 'its ranks connected')}"
                         )
                     continue
                 if event.message is None:
@@ -199,10 +199,9 @@ class WarmRankExecutor(LaunchedExecutor):
                     break  # give the other ranks a moment to report the first cause
                 continue
             if self._note_follower(event):
-                msg = event.message
-                if msg is not None and msg.get("type") == "launch_failed":
+                if (failed := self._launch_failed(event)) is not None:
                     # Weaker than a rank's own error, which names the cause when one came.
-                    failures.append(_Failure(event.time, other_node_failed(msg, "the trial ended"), True))
+                    failures.append(_Failure(event.time, other_node_failed(failed, "the trial ended"), True))
                 continue
             if event.conn not in rank_of:
                 continue
