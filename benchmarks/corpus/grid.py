@@ -1560,18 +1560,18 @@ _FRESH45 = (
         "wavefront_phase_diversity", wl.WavefrontPhaseDiversity,
         "adaptive optics, wavefront sensing by phase diversity, Zernike coefficients regressed from a focused and a "
         "defocused point-spread function", "val_residual_rms",
-        "minimize", (0.0, None), 49152, 2048, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
-        description="CNN (16, 32, 32 channels, three poolings, MLP 288-64-8) reading the square roots of two noisy 24 x "
+        "minimize", (0.0, None), 16384, 1024, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="CNN (8, 16, 32 channels, three poolings, MLP 288-64-8) reading the square roots of two noisy 24 x "
         "24 point-spread functions of a circular pupil, in focus and defocused by 1.5 rad, whose aberration is 8 "
         "Zernike modes (Noll 4 to 11, about 1 rad RMS in all), trained by the squared error of the 8 coefficients "
-        "(16,000 / 1,000 pairs); val RMS residual wavefront over the pupil in radians (about 1.08 at the start, "
-        "1.06 for estimating no aberration)",
+        "(6,000 / 500 pairs); val RMS residual wavefront over the pupil in radians (about 1.07 at the start, "
+        "1.05 for estimating no aberration)",
     ),
     CorpusWorkload(
         "notears_causal_discovery", wl.CausalDiscoveryNOTEARS,
         "causal structure learning by continuous optimisation with an acyclicity penalty (NOTEARS), structural "
         "Hamming distance", "shd",
-        "minimize", (0.0, None), 131072, 4096, 5e-3, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        "minimize", (0.0, None), 98304, 3072, 5e-3, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
         description="weighted adjacency matrix of 16 variables (zero diagonal, started at zero) fitted to samples of a "
         "linear Gaussian structural equation model on a random DAG of 28 edges (4,000 samples) by least squares "
         "plus 0.02 x L1 plus 5 x tr(exp(W o W)) - 16; structural Hamming distance of the entries above 0.3 to the "
@@ -1580,17 +1580,17 @@ _FRESH45 = (
     CorpusWorkload(
         "neurosat_satisfiability", wl.SatisfiabilityNeuroSAT,
         "deciding Boolean satisfiability of random 3-SAT formulas by literal-clause message passing (NeuroSAT)",
-        "val_accuracy", "maximize", (0.0, 1.0), 40960, 2048, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
-        description="4 rounds of messages (width 32, MLP messages, GRU-cell updates, each literal reading its negation) "
+        "val_accuracy", "maximize", (0.0, 1.0), 12288, 768, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="4 rounds of messages (width 16, MLP messages, GRU-cell updates, each literal reading its negation) "
         "over the incidence graph of formulas of 10 variables and 50 clauses, labelled by trying all 1,024 "
-        "assignments (12,000 / 1,000; 47.5% of the val formulas satisfiable), the mean literal vote trained by "
-        "binary cross-entropy; val accuracy (0.475 or 0.525 at the start, often a plateau there first)",
+        "assignments (12,000 / 300; 53% of the val formulas satisfiable), the mean literal vote trained by "
+        "binary cross-entropy; val accuracy (0.47 or 0.53 at the start, often a plateau there first)",
     ),
     CorpusWorkload(
         "photometric_redshift", wl.PhotometricRedshift,
         "astronomy, photometric redshifts of galaxies from six broad-band magnitudes, normalised median absolute "
         "deviation", "val_sigma_nmad",
-        "minimize", (0.0, None), 262144, 8192, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        "minimize", (0.0, None), 131072, 4096, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
         description="MLP 6-128-128-1 reading five colours and the i magnitude (asinh magnitudes) of galaxies made of "
         "redshifted spectral energy distributions (continuum, 4000 A and Lyman breaks, dust, emission lines; z "
         "up to 2.5, i magnitude 19 to 25, band noise from depths of 25 to 26.5; 30,000 / 3,000), trained by the "
@@ -1604,7 +1604,7 @@ _FRESH46 = (
         "zero_shot_attributes", wl.ZeroShotAttributes,
         "zero-shot classification of classes never seen in training, from their attribute descriptions "
         "(compatibility model)", "val_unseen_accuracy",
-        "maximize", (0.0, 1.0), 131072, 4096, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        "maximize", (0.0, 1.0), 65536, 2048, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
         description="dot product of an MLP 64-128-64 of an example's features and an MLP 64-64-64 of a class's 64 "
         "binary attributes, trained by softmax cross-entropy over 250 seen classes (64 examples each; features a "
         "random nonlinear map of the attributes plus an unexplained class offset and noise); val per-class "
@@ -1614,31 +1614,31 @@ _FRESH46 = (
     CorpusWorkload(
         "source_separation_mask", wl.SourceSeparationMask,
         "single-channel audio source separation by a time-frequency mask, scale-invariant SDR improvement",
-        "val_si_sdri", "maximize", (None, None), 16384, 1024, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        "val_si_sdri", "maximize", (None, None), 6144, 384, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
         description="convolutional network over STFT frames (129 log-magnitude bins as channels, kernel-3 "
-        "convolutions of 256 and 256, 1 x 1 to 129 sigmoid mask values) recovering the low of two synthetic "
-        "harmonic voices (plus noise, 0.256 s at 8 kHz; 6,000 / 300 mixtures), trained by the squared error of "
+        "convolutions of 128 and 128, 1 x 1 to 129 sigmoid mask values) recovering the low of two synthetic "
+        "harmonic voices (plus noise, 0.256 s at 8 kHz; 3,000 / 200 mixtures), trained by the squared error of "
         "the masked magnitude; val SI-SDR improvement in dB of the resynthesised low voice (about 0 at the "
-        "start, 11.2 for the ideal ratio mask)",
+        "start, 11.5 for the ideal ratio mask)",
     ),
     CorpusWorkload(
         "pose_lifting_3d", wl.PoseLifting3D,
         "3-D human pose estimation, lifting 2-D keypoints to 3-D joints with a residual MLP, MPJPE",
-        "val_mpjpe", "minimize", (0.0, None), 131072, 4096, 1e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        "val_mpjpe", "minimize", (0.0, None), 32768, 1024, 1e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
         description="residual MLP (32-256, two LayerNorm residual blocks of 256, 256-45) mapping the root-centred, "
         "scale-normalised noisy 2-D keypoints of a 16-joint skeleton (posed around 8 activity prototypes, random "
         "heading, pinhole camera 4 to 6 m away) to its root-centred 3-D joints, trained by squared error (30,000 "
-        "/ 2,000 poses); val mean per-joint position error in mm (about 430 at the start, 309 for the mean pose)",
+        "/ 1,000 poses); val mean per-joint position error in mm (about 430 at the start, 307 for the mean pose)",
     ),
     CorpusWorkload(
         "xy_model_temperature", wl.XYModelTemperature,
         "statistical physics, reading the temperature of 2-D XY-model spin configurations with a CNN",
-        "val_temperature_mae", "minimize", (0.0, None), 32768, 2048, 1e-3, ("adamw", "sgd", "lion"), (32, 64),
+        "val_temperature_mae", "minimize", (0.0, None), 16384, 1024, 1e-3, ("adamw", "sgd", "lion"), (32, 64),
         (0, 30),
-        description="CNN (circular 3 x 3 convolutions of 32, 32 and 32 channels, one pooling, global mean pooling, "
-        "MLP 32-32-1) on the (cos, sin) of 16 x 16 periodic XY-model lattices at temperatures 0.3 to 2 "
-        "(Metropolis-equilibrated, 8,000 / 1,000), trained by the squared error of the standardised temperature; "
-        "val mean absolute temperature error (about 0.42 at the start, as for the mean temperature)",
+        description="CNN (circular 3 x 3 convolutions of 16, 16 and 16 channels, one pooling, global mean pooling, "
+        "MLP 16-16-1) on the (cos, sin) of 16 x 16 periodic XY-model lattices at temperatures 0.3 to 2 "
+        "(Metropolis-equilibrated, 2,000 / 500), trained by the squared error of the standardised temperature; "
+        "val mean absolute temperature error (about 0.40 at the start, as for the mean temperature)",
     ),
 )  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
