@@ -290,10 +290,10 @@ class AutoencoderDigits(_Tabular):
 
 
 class _Residual(nn.Module):
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, activation: type[nn.Module] = nn.GELU) -> None:
         super().__init__()
         self.block = nn.Sequential(
-            nn.LayerNorm(width), nn.Linear(width, width), nn.GELU(), nn.Linear(width, width)
+            nn.LayerNorm(width), nn.Linear(width, width), activation(), nn.Linear(width, width)
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -11033,24 +11033,13 @@ class PoseLifting3D(_Tabular):
         }
 
     def build_model(self) -> nn.Module:
-        return _ResidualLifter(2 * len(self.skeleton), 256, 3 * (len(self.skeleton) - 1))
-
-
-class _ResidualLifter(nn.Module):
-    def __init__(self, inputs: int, width: int, outputs: int) -> None:
-        super().__init__()
-        self.stem = nn.Linear(inputs, width)
-        self.blocks = nn.ModuleList(
-            nn.Sequential(nn.LayerNorm(width), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width))
-            for _ in range(2)
+        width, joints = 256, len(self.skeleton)
+        return nn.Sequential(
+            nn.Linear(2 * joints, width),
+            *[_Residual(width, nn.ReLU) for _ in range(2)],
+            nn.ReLU(),
+            nn.Linear(width, 3 * (joints - 1)),
         )
-        self.out = nn.Linear(width, outputs)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.stem(x)
-        for block in self.blocks:
-            h = h + block(h)
-        return self.out(F.relu(h))
 
 
 class XYModelTemperature(_Tabular):
