@@ -1641,6 +1641,93 @@ _FRESH46 = (
         "val mean absolute temperature error (about 0.40 at the start, as for the mean temperature)",
     ),
 )  # fmt: skip
+# Batch 47: defined by a helper session.
+_FRESH47 = (
+    CorpusWorkload(
+        "stereo_disparity", wl.StereoDisparity,
+        "stereo matching, dense disparity from a rectified image pair through a correlation cost volume and a "
+        "soft argmin, bad-pixel rate", "val_bad_pixel_rate",
+        "minimize", (0.0, 1.0), 6144, 384, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="shared CNN (3 x 3 convolutions of 8 and 8 channels) on both views, correlations at disparities "
+        "0 to 7 refined by two 3 x 3 convolutions (16, 8), bounded to +-10 and read by a soft argmin, on 12 x 24 "
+        "pairs of a textured slanted plane behind a textured rectangle (disparities up to 6.8 pixels, "
+        "occlusions, noise; 6,000 / 256), trained by the smooth L1 disparity error; val share of pixels off by "
+        "more than 1 pixel (about 0.6 at the start, 0.31 for the best constant disparity)",
+    ),
+    CorpusWorkload(
+        "session_recommendation", wl.SessionRecommendation,
+        "session-based next-item recommendation, self-attentive sequential model (SASRec), hit rate at 10",
+        "val_hit_rate10", "maximize", (0.0, 1.0), 20480, 1024, 1e-2, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="causal transformer (one pre-norm block of width 32, 2 heads) reading 11 clicks on 256 items in 16 "
+        "topics (each click an item's usual successor, an item of the session's topics or any item; 20,000 / "
+        "1,000 sessions), trained by softmax cross-entropy on the next click at every position; val share of "
+        "last clicks among the top 10 (0.03 to 0.06 at the start, 0.13 for the 10 most popular items)",
+    ),
+    CorpusWorkload(
+        "quantum_state_tomography", wl.QuantumStateTomography,
+        "quantum information, neural state tomography of 3 qubits from Pauli measurement frequencies, "
+        "fidelity", "val_fidelity",
+        "maximize", (0.0, 1.0), 49152, 2048, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 216-128-128-64 writing a triangular T, the state T T^dagger / tr, from the outcome frequencies "
+        "of 40 shots in each of the 27 Pauli settings of noisy Haar-random 3-qubit states (20,000 / 1,000), "
+        "trained by the squared Hilbert-Schmidt distance; val mean Uhlmann fidelity (about 0.3 at the start, "
+        "0.83 for linear inversion)",
+    ),
+    CorpusWorkload(
+        "remaining_useful_life", wl.RemainingUsefulLife,
+        "prognostics, remaining useful life of turbofan engines from multi-regime sensor windows (C-MAPSS "
+        "style), RMSE in cycles", "val_rul_rmse",
+        "minimize", (0.0, None), 20480, 1024, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="1-D CNN (kernel-5 convolutions of 32, 32, a pooling, 32; MLP 480-64-1) on 30-cycle windows of 3 "
+        "settings and 14 sensors of engines wearing exponentially to failure in 6 operating regimes that "
+        "shift the sensors more than the wear (every window of 200 engines / 500 windows of 100 others), "
+        "trained by squared error of the RUL capped at 125; val RMSE in cycles (80 to 107 at the start, 41 for "
+        "the mean RUL, often a plateau there first)",
+    ),
+)  # fmt: skip
+# Batch 48: defined by a helper session.
+_FRESH48 = (
+    CorpusWorkload(
+        "inverse_kinematics_arm", wl.InverseKinematicsArm,
+        "robotics, inverse kinematics of a 4-joint arm learned through differentiable forward kinematics, "
+        "tip error", "val_position_error_mm",
+        "minimize", (0.0, None), 65536, 2048, 1e-2, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        description="MLP 5-128-128-4 from a 3-D target and a hand pitch to joint angles within limits (tanh), "
+        "through the arm's forward kinematics (links 300, 250, 120 mm), trained by the squared tip error plus "
+        "1 - cos of the pitch error, no joint angles given (30,000 / 1,000 reachable targets); val mean tip "
+        "error in mm (about 650 at the start)",
+    ),
+    CorpusWorkload(
+        "word_segmentation", wl.WordSegmentation,
+        "word segmentation of unspaced text, bidirectional GRU tagging word starts, word F1", "val_word_f1",
+        "maximize", (0.0, 1.0), 8192, 512, 2e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="bidirectional GRU of width 48 tagging each of 24 one-hot letters as a word's start or not, "
+        "by cross-entropy, on the lower-cased words of stdlib docstrings joined without spaces (100,000 "
+        "letters from five modules / 400 windows from two others); val word F1 (0 to 0.08 at the start, 0 on "
+        "the plateau of tagging no boundary, where many runs stay a while)",
+    ),
+    CorpusWorkload(
+        "rainfall_runoff", wl.RainfallRunoff,
+        "hydrology, daily rainfall-runoff of several catchments by one recurrent network, Nash-Sutcliffe "
+        "efficiency", "val_nse",
+        "maximize", (None, 1.0), 8192, 512, 1e-2, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        description="GRU of width 32 reading 60 days of rain and evaporation with 8 static attributes and giving the "
+        "day's flow of 8 catchments simulated by bucket models of their own (soil, fast and slow stores, "
+        "routing, 5% noise; 12 years / the 3 after), trained by squared error of the flow standardised per "
+        "catchment; val NSE averaged over the catchments on every seventh day (-0.4 to 0.06 at the start)",
+    ),
+    CorpusWorkload(
+        "seismic_phase_picking", wl.SeismicPhasePicking,
+        "seismology, P and S arrival picking in 3-component seismograms with a 1-D U-Net (PhaseNet-style), "
+        "pick error", "val_pick_mae",
+        "minimize", (0.0, None), 12288, 768, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="1-D U-Net (kernel-7 convolutions of 8, 16, 32 channels, two downsamplings by 4, skip "
+        "connections) giving per-sample noise, P and S probabilities for 5 s at 32 Hz of synthetic "
+        "earthquake records (P and S bursts with random polarisation, 0.7 to 20 times the noise, microseism; "
+        "10,000 / 500), by cross-entropy against Gaussian bumps at the arrivals; val mean absolute error of the "
+        "peak picks in s (1.0 to 1.25 at the start, about 2.3 on the plateau of predicting noise everywhere)",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1688,6 +1775,8 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     44: tuple(w.name for w in _FRESH44),
     45: tuple(w.name for w in _FRESH45),
     46: tuple(w.name for w in _FRESH46),
+    47: tuple(w.name for w in _FRESH47),
+    48: tuple(w.name for w in _FRESH48),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -1740,6 +1829,8 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH44,
         _FRESH45,
         _FRESH46,
+        _FRESH47,
+        _FRESH48,
     )
     for w in batch
 }
