@@ -8,6 +8,7 @@ command writes a calibration that convtune loads.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -55,6 +56,7 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
         assert f"| {workload} | convtune | " in text
         assert f"| {workload} | line2 | " in text
     assert "Median error by LR schedule" in text
+    assert "| 80% cover | cover if calibrated |" in text
     assert "| cosine | " in text  # the corpus grids hold every schedule
     assert text == done.stdout.strip() + "\n"
     # A higher reach threshold only ever calls more runs "not within the run": both shares rise.
@@ -265,3 +267,23 @@ def test_the_study_shift_moves_probability_toward_how_the_study_s_runs_came_out(
     low, high = study_shift(0.1, [0.3], [0.2]), study_shift(0.4, [0.3], [0.2])
     assert low < high
     assert study_shift(0.2, [], []) == 0.2
+
+
+def test_the_coverage_bound_is_what_a_forecast_that_is_the_truth_covers_of_the_runs_that_reach(
+    benchmark_script: Callable[[str], ModuleType],
+) -> None:
+    forecast = benchmark_script("forecast")
+    rng = np.random.default_rng(0)
+    horizon = 100.0
+    for probability in (1.0, 0.7, 0.4, 0.15):
+        # The forecast's distribution: a crossing uniform over the run with this chance, else
+        # none within it; the truths are drawn from that same distribution.
+        def quantile(q: float, p: float = probability) -> float:
+            return q / p * horizon if q <= p else math.inf
+
+        low, high = quantile(0.1), quantile(0.9)
+        reached = rng.uniform(size=200_000) < probability
+        truth = rng.uniform(0.0, horizon, size=int(reached.sum()))
+        covered = float(np.mean((truth >= low) & (truth <= high)))
+        assert forecast.coverage_bound(probability) == pytest.approx(covered, abs=0.005)
+    assert forecast.coverage_bound(0.05) == 0.0 and forecast.coverage_bound(0.0) == 0.0
