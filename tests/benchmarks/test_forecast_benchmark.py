@@ -78,12 +78,13 @@ def test_the_benchmark_scores_each_workload_held_out_and_writes_a_loadable_calib
     # One table each for convtune, convtune-refs (the same forecasts, told the study's other runs),
     # convtune-line (the reach threshold moved by those runs' own forecasts) and convtune-shift
     # (`probability` shifted by them).
-    assert len(goals) == 28 and sum(line.startswith('| "never" ≤ 5%') for line in goals) == 4
+    assert len(goals) == 32 and sum(line.startswith('| "never" ≤ 5%') for line in goals) == 4
     for table in range(4):
         never, called, both = (
-            [int(n) for n in re.findall(r"(\d) of 3", line)] for line in goals[7 * table : 7 * table + 3]
+            [int(n) for n in re.findall(r"(\d) of 3", line)] for line in goals[8 * table : 8 * table + 3]
         )
         assert all(b <= min(n, c) for n, c, b in zip(never, called, both, strict=True))
+        assert goals[8 * table + 4].startswith("| (a right forecast with these probabilities would cover")
     for workload in WORKLOADS:
         assert f"| {workload} | convtune-refs | " in text
     # Brier scores with and without the references: on plateau prefixes and on all of them.
