@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from convtune.replay import Grid, load_grid, parse_pruner, replay_spec, replay_study
+from convtune.replay import NEAR_BEST, Grid, load_grid, parse_pruner, replay_spec, replay_study
 
 HERE = Path(__file__).resolve().parent
 EPSILONS = (0.01, 0.03, 0.05, 0.1)
@@ -384,7 +384,26 @@ def _counts(group: Sequence[dict[str, Any]]) -> dict[str, int]:
         ),
         "stops": len(stops),
         "stops_forecast": sum(1 for x in stops if by_forecast(x)),
+        # Of the near-best configurations stopped by a forecast, those where a run so stopped
+        # would itself have reached within 10% of the best (-1: rows recorded before this was
+        # kept). The rest were stops of an unlucky seed's run, right about the run they judged.
+        "near_configs_forecast_run_near": _run_near(group),
     }
+
+
+def _run_near(group: Sequence[dict[str, Any]]) -> int:
+    if any("near_best_stopped_runs" not in r for r in group):
+        return -1
+    return sum(
+        len(
+            {
+                config
+                for config, reason, ratio in r["near_best_stopped_runs"]
+                if by_forecast(reason) and ratio is not None and ratio <= 1 + NEAR_BEST
+            }
+        )
+        for r in group
+    )
 
 
 def _config_share(group: Sequence[dict[str, Any]]) -> float | None:
@@ -1021,6 +1040,7 @@ def candidate_check_table(rows: list[dict[str, Any]], base: str, candidate: str)
             f"| {'yes' if ok else 'NO'} |"
         )
     lines += ["", f"Passes on {passed} of {len(workloads)} workloads."]
+    lines += _run_near_line(groups, workloads, candidate)
     finite = [r for r in ratios if math.isfinite(r) and r > 0]
     lines += [
         f"Hits pooled: {pooled[0]} → {pooled[1]}; the candidate within two hits on {within_two} of "
@@ -1033,6 +1053,23 @@ def candidate_check_table(rows: list[dict[str, Any]], base: str, candidate: str)
         + f", cheaper on {sum(r < 1 for r in finite)} of them.",
     ]
     return lines
+
+
+def _run_near_line(
+    groups: dict[tuple[str, str], dict[Any, dict[str, Any]]], workloads: list[str], method: str
+) -> list[str]:
+    """One line: of ``method``'s near-best configurations stopped by a forecast, how many were
+    stopped on a run that would itself have reached within 10% of the best (a wrong stop), the
+    rest on an unlucky seed's run that would not (rows that hold ``near_best_stopped_runs``)."""
+    rows = [row for w in workloads for row in groups[(w, method)].values()]
+    counts = _counts(rows)
+    if counts["near_configs_forecast_run_near"] < 0:
+        return []
+    return [
+        f"Near-best configurations stopped by a forecast under the candidate: {counts['near_configs_forecast']}; "
+        f"of them on a run that would itself have reached within 10% of the best: "
+        f"{counts['near_configs_forecast_run_near']} (the others' stopped run was an unlucky seed's)."
+    ]
 
 
 def settings_table(table: dict[tuple[str, str], dict[str, Any]], workloads: list[str]) -> list[str]:

@@ -600,7 +600,10 @@ def replay_study(
     (full runs spent when the pick became, for good, such a configuration; ``inf`` on a miss),
     ``stopped_share`` (of trained trials), ``near_best_stopped_share`` (of trained trials of
     near-best configurations) and ``near_best_configurations`` (each near-best configuration
-    trained, as a JSON list of its knobs: the reasons its trials were stopped) and
+    trained, as a JSON list of its knobs: the reasons its trials were stopped),
+    ``near_best_stopped_runs`` (per stopped trial of a near-best configuration, its
+    configuration as in ``near_best_configurations``, its reason and the time-to-target of the recorded run it replayed over the best's, ``None`` if that run never
+    reaches: a configuration is near-best by its seeds' median, a stop judges one run) and
     ``cost_by_end`` (full runs spent until ``cost_to_10``, or in all on a miss, by how each
     trial ended: :func:`end_kind`). With ``resume``
     (the default) stopped trials keep a checkpoint and a repeat of a stopped configuration
@@ -656,6 +659,19 @@ def replay_study(
             promote=promote,
             audit=audit,
         )
+
+
+def _run_ratio(grid: Grid, key: ConfigKey, seed: Any, target: Target, cost: str, best: float) -> float | None:
+    """The time-to-target of the recorded run a trial replayed (its configuration's run of
+    ``seed``) over the grid's best; ``None`` where that run never reaches the target or its seed
+    is unknown."""
+    run = next(
+        (r for r in grid.configurations.get(key, ()) if seed is not None and r.seed == int(seed)), None
+    )
+    if run is None or best <= 0:
+        return None
+    time = time_to_target(run.costs(cost), run.metric, target)
+    return float(time / best) if math.isfinite(time) else None
 
 
 def split_option(pruner: str, key: str) -> tuple[str, float | None]:
@@ -822,6 +838,16 @@ def _replay_study(
     for t in near:
         last_of[configs[t.number]] = t
     paused_for_good = sum(1 for t in last_of.values() if t.status is TrialStatus.STOPPED)
+    # A near-best configuration's time-to-target is its seeds' median, but a stop judges one run:
+    # a run of a near-best configuration that never reaches (one unlucky seed) is stopped rightly.
+    near_stopped_runs = [
+        [
+            json.dumps(list(configs[t.number])),
+            str(t.reason),
+            _run_ratio(grid, configs[t.number], t.attrs.get("replay_seed"), target, spec.cost, best),
+        ]
+        for t in near_stopped
+    ]
     pick = configs.get(measured[1]) if measured else None
     confirmed: dict[str, Any] = {}
     if confirm_seeds > 0:
@@ -917,6 +943,7 @@ def _replay_study(
         "stop_reasons": [t.reason for t in stopped],
         "near_best_stop_reasons": [t.reason for t in near_stopped],
         "near_best_configurations": near_configs,
+        "near_best_stopped_runs": near_stopped_runs,
         "cost_by_end": cost_by_end,
         **({"audit": audited} if audited is not None else {}),
         **confirmed,

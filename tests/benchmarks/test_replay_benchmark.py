@@ -207,6 +207,15 @@ def test_the_confirm_step_adds_its_rows_and_tables_beside_rows_without_it(tmp_pa
     assert pooled in table, table
     both = int(min(hits.values()) == 1)  # one seed: "most seeds" is that seed
     assert f"on the {both} workloads where both hit in most seeds" in table, table
+    # Which of the candidate's near-best stops judged a run that would itself have reached in time.
+    mine = next(r for r in paired if r["method"] == candidate)
+    by_forecast = _replay_pruners().by_forecast
+    wrong = {
+        c for c, why, ratio in mine["near_best_stopped_runs"] if by_forecast(why) and ratio and ratio <= 1.1
+    }
+    assert (
+        f"of them on a run that would itself have reached within 10% of the best: {len(wrong)} " in table
+    ), table
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the curve corpus is not in this checkout")

@@ -210,6 +210,32 @@ def test_a_row_lists_each_near_best_configuration_trained_with_why_its_trials_st
         assert len(configs) <= row["near_best_trials"]
 
 
+def test_a_row_says_how_the_very_run_each_near_best_stop_judged_would_have_ended() -> None:
+    """A configuration is near-best by its seeds' median time; a stop judges the one recorded run
+    the trial replays, which may never reach. Each entry names the stopped trial's configuration,
+    reason and that run's time over the best (None: it never reaches)."""
+    from convtune.curves import time_to_target
+
+    grid = load_grid(GRID)
+    spec = replay_spec(grid, {"target": TARGET})
+    target = Target.parse(TARGET)
+    truth = grid.true_time_to_target(target, "samples")
+    best = min(truth.values())
+    rows = [replay_study(grid, spec, seed=s, budget=4, pruner="sha") for s in range(4)]
+    entries = [entry for row in rows for entry in row["near_best_stopped_runs"]]
+    assert entries, "successive halving stops some near-best trial on the tiny grid"
+    for row in rows:
+        assert [reason for _, reason, _ in row["near_best_stopped_runs"]] == row["near_best_stop_reasons"]
+        assert {config for config, _, _ in row["near_best_stopped_runs"]} <= set(
+            row["near_best_configurations"]
+        )
+    for config, _, ratio in entries:
+        runs = grid.configurations[tuple(json.loads(config))]
+        own = [time_to_target(r.costs("samples"), r.metric, target) / best for r in runs]
+        assert ratio is None or any(math.isclose(ratio, x) for x in own)
+        assert ratio is not None or any(math.isinf(x) for x in own)
+
+
 def test_the_confirm_step_reruns_the_measured_best_and_runners_up_on_their_other_seeds() -> None:
     """``replay_study(confirm_seeds=2)`` runs what ``study confirm --measured --seeds 2`` does.
 
