@@ -1728,6 +1728,99 @@ _FRESH48 = (
         "peak picks in s (1.0 to 1.25 at the start, about 2.3 on the plateau of predicting noise everywhere)",
     ),
 )  # fmt: skip
+# Batch 49: defined by a helper session.
+_FRESH49 = (
+    CorpusWorkload(
+        "sleep_staging", wl.SleepStaging,
+        "sleep medicine, sleep staging of polysomnography epochs with an epoch encoder and a bidirectional GRU "
+        "over the night, Cohen's kappa", "val_kappa",
+        "maximize", (-1.0, 1.0), 8192, 512, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="convolution over the 10 windows of a 30 s epoch (18 log-power features: 16 EEG bins, EOG, EMG; 32 "
+        "channels, mean and max pooled, a layer of 32) and a bidirectional GRU of width 32 across 16 epochs, on "
+        "simulated nights of wake, N1, N2, N3 and REM in sleep cycles (spindles, K-complexes, alpha, eye "
+        "movements, atonia, per-night offsets, Welch noise; 36 nights / 10 of 832 epochs), trained by "
+        "cross-entropy per epoch; val Cohen's kappa of the stages (about 0 at the start and for scoring one "
+        "stage, where too-high LRs stay)",
+    ),
+    CorpusWorkload(
+        "speaker_verification", wl.SpeakerVerification,
+        "speaker verification, x-vector embeddings of simulated voices, equal error rate of cosine scoring",
+        "val_eer", "minimize", (0.0, 1.0), 12288, 512, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="time-delay network (1-D convolutions of 64, kernel 5 and kernel 3 dilated 2, over 30 of 40 frames "
+        "of 32 log mel energies), statistics pooling and a 64-d segment layer, trained by softmax over 200 "
+        "source-filter voices (formant scale, pitch, bandwidth, tilt, breathiness, nasal notch; random channel "
+        "response and gain; 30 utterances each), val EER of cosine scores over all pairs of 400 utterances of 40 "
+        "unseen speakers (about 0.45 at the start, 0.42 for the mean log spectrum, 0.5 when collapsed)",
+    ),
+    CorpusWorkload(
+        "tweedie_pure_premium", wl.TweediePurePremium,
+        "insurance pricing, pure premium of motor policies by an entity-embedding MLP with the Tweedie "
+        "deviance, Gini index", "val_gini",
+        "maximize", (-1.0, 1.0), 147456, 4096, 3e-3, ("adamw", "lamb", "lion"), (64, 128), (0, 30),
+        description="MLP (7 numeric features, embeddings of region 40 -> 4 and brand 11 -> 3, two layers of 64) giving "
+        "the log expected claim amount per year, on simulated motor policies (Poisson claim counts of about 0.07 a "
+        "year driven by age, bonus-malus, density, region, brand, power; Gamma claim sizes; exposures of 3% to "
+        "100% of a year; 60,000 / 40,000), trained by the exposure-weighted Tweedie deviance (power 1.9); val "
+        "Gini index of the ordered Lorenz curve (-0.15 to 0.15 at the start, 0.12 for ordering by bonus-malus, "
+        "0.50 for the true premium)",
+    ),
+    CorpusWorkload(
+        "undersampled_mri", wl.UndersampledMRI,
+        "medical imaging, accelerated MRI reconstruction from undersampled k-space, CNN with data consistency, "
+        "SSIM", "val_ssim",
+        "maximize", (-1.0, 1.0), 6144, 384, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="residual CNN (3 x 3 convolutions of 12, 12, 2) refining the zero-filled complex image, measured "
+        "k-space lines put back, magnitude out, on 24 x 24 head phantoms (ellipses, texture, coil bias) sampled "
+        "on the 4 central and a random 18% of the other phase-encoding lines with noise (8,000 / 256), trained by "
+        "L1 error; val mean SSIM (about 0.52 at the start, as for the zero-filled reconstruction, where "
+        "collapsed runs stay)",
+    ),
+)  # fmt: skip
+# Batch 50: defined by a helper session.
+_FRESH50 = (
+    CorpusWorkload(
+        "tempo_estimation", wl.TempoEstimation,
+        "music information retrieval, global tempo of drum excerpts by a learned onset detector and a "
+        "differentiable autocorrelation, Accuracy1", "val_accuracy1",
+        "maximize", (0.0, 1.0), 8192, 512, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="1-D convolutions (16, 8 channels, kernel 5, softplus) over 6 s of three-band onset envelopes at "
+        "50 Hz, autocorrelation at lags 1 to 150 normalised by lag 0, MLP 1200-128-96 over log-spaced tempo "
+        "classes (50 to 200 BPM), on 7 drum styles at 60 to 180 BPM with dropped hits, ghost notes, swing, drift, "
+        "jitter, other onsets and noise (20,000 / 500), trained by cross-entropy; val share within 4% of the "
+        "true tempo (about 0.05 at the start, 0.40 for the autocorrelation peak)",
+    ),
+    CorpusWorkload(
+        "probabilistic_load_forecast", wl.ProbabilisticLoadForecast,
+        "energy, day-ahead probabilistic forecasting of electricity load with Gaussian outputs, CRPS",
+        "val_crps", "minimize", (0.0, None), 65536, 4096, 1e-3, ("adamw", "sgd", "lamb"), (64, 128), (0, 30),
+        description="MLP 200-192-192-192-48 reading the past week's hourly load, a noisy temperature forecast and the "
+        "day's calendar flags and giving a Gaussian for each of the next 24 hours, on 24 simulated substations "
+        "(residential, commercial, industrial profiles, heating and cooling, holidays, growth, persistent noise; "
+        "2 years / every other day of the third), trained by the closed-form CRPS; val mean CRPS in units of "
+        "the mean load (about 0.7 at the start, 0.13 for the same day last week)",
+    ),
+    CorpusWorkload(
+        "spelling_correction", wl.SpellingCorrection,
+        "natural language processing, spelling correction of misspelled words by a character CNN over a "
+        "vocabulary, top-1 accuracy", "val_accuracy",
+        "maximize", (0.0, 1.0), 16384, 1024, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="character CNN (embeddings of 32, two kernel-3 convolutions of 96, max-pooled) classifying a "
+        "misspelling over the 1,000 most frequent words of stdlib docstrings (one or two deletions, insertions, "
+        "keyboard-neighbour substitutions or swaps; 60,000 / 1,000), trained by cross-entropy; val top-1 "
+        "correction accuracy (0 at the start, 0.84 for the nearest word by edit distance)",
+    ),
+    CorpusWorkload(
+        "traffic_speed_forecast", wl.TrafficSpeedForecast,
+        "transportation, traffic speed forecasting on a road sensor graph by a diffusion graph network, MAE at "
+        "30 minutes", "val_mae_30min",
+        "minimize", (0.0, None), 24576, 1536, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="graph network (each sensor's last hour of speeds, clock and a learned sensor embedding into 32, "
+        "two residual layers mixing upstream and downstream neighbours) giving the speed change over the next "
+        "30 minutes, on 36 simulated loop detectors of three merging roads (queues behind bottlenecks at peaks "
+        "and behind incidents spreading upstream; 49 days / 14), trained by smooth L1 error; val MAE at 30 "
+        "minutes in mph (3.5 to 7 at the start, 3.3 for the last speed, a plateau where slow runs stay)",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1777,6 +1870,8 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     46: tuple(w.name for w in _FRESH46),
     47: tuple(w.name for w in _FRESH47),
     48: tuple(w.name for w in _FRESH48),
+    49: tuple(w.name for w in _FRESH49),
+    50: tuple(w.name for w in _FRESH50),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -1831,6 +1926,8 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH46,
         _FRESH47,
         _FRESH48,
+        _FRESH49,
+        _FRESH50,
     )
     for w in batch
 }
