@@ -386,7 +386,7 @@ def _counts(group: Sequence[dict[str, Any]]) -> dict[str, int]:
         "stops_forecast": sum(1 for x in stops if by_forecast(x)),
         # Of the near-best configurations stopped by a forecast, those where a run so stopped
         # would itself have reached within 10% of the best (-1: rows recorded before this was
-        # kept). The rest were stops of an unlucky seed's run, right about the run they judged.
+        # kept). The rest judged a run that would have reached later than that, or never.
         "near_configs_forecast_run_near": _run_near(group),
     }
 
@@ -1059,8 +1059,8 @@ def _run_near_line(
     groups: dict[tuple[str, str], dict[Any, dict[str, Any]]], workloads: list[str], method: str
 ) -> list[str]:
     """One line: of ``method``'s near-best configurations stopped by a forecast, how many were
-    stopped on a run that would itself have reached within 10% of the best (a wrong stop), the
-    rest on an unlucky seed's run that would not (rows that hold ``near_best_stopped_runs``)."""
+    stopped on a run that would itself have reached within 10% of the best (a wrong stop); the
+    rest judged a run that would have reached later, or never (rows with ``near_best_stopped_runs``)."""
     rows = [row for w in workloads for row in groups[(w, method)].values()]
     counts = _counts(rows)
     if counts["near_configs_forecast_run_near"] < 0:
@@ -1068,7 +1068,7 @@ def _run_near_line(
     return [
         f"Near-best configurations stopped by a forecast under the candidate: {counts['near_configs_forecast']}; "
         f"of them on a run that would itself have reached within 10% of the best: "
-        f"{counts['near_configs_forecast_run_near']} (the others' stopped run was an unlucky seed's)."
+        f"{counts['near_configs_forecast_run_near']} (the others' stopped run would have reached later, or never)."
     ]
 
 

@@ -602,8 +602,9 @@ def replay_study(
     near-best configurations) and ``near_best_configurations`` (each near-best configuration
     trained, as a JSON list of its knobs: the reasons its trials were stopped),
     ``near_best_stopped_runs`` (per stopped trial of a near-best configuration, its
-    configuration as in ``near_best_configurations``, its reason and the time-to-target of the recorded run it replayed over the best's, ``None`` if that run never
-    reaches: a configuration is near-best by its seeds' median, a stop judges one run) and
+    configuration as in ``near_best_configurations``, its reason and the time-to-target of the
+    recorded run it replayed over the best's, ``None`` if that run never reaches: a
+    configuration is near-best by its seeds' median, a stop judges one run) and
     ``cost_by_end`` (full runs spent until ``cost_to_10``, or in all on a miss, by how each
     trial ended: :func:`end_kind`). With ``resume``
     (the default) stopped trials keep a checkpoint and a repeat of a stopped configuration
