@@ -48,6 +48,7 @@ PRUNER_OPTIONS = (
     "study_shift",
     "study_shift_z",
     "reach_trees",
+    "plateau_wait",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

@@ -141,6 +141,13 @@ PHASE_TOLERANCE = 0.1
 """How much further into its LR decay (1 - LR / peak) a finished trial may be than the trial judged
 and still count under ``pause_phase``: about the LR a compressed stored schedule can be off by
 where it bends. Fixed, not tuned."""
+DEFAULT_PLATEAU_WAIT = 0.0
+"""What share of the time to beat (the incumbent's × (1 + margin)) a trial still on its first
+plateau must have spent before the equal-cost rule may stop it (see the option). 0: no wait (the
+rule as measured since session 31); a candidate under check AJ (docs/benchmarks.md, session 57)."""
+PLATEAU_CLOSED = 0.1
+"""A trial that has closed less than this share of its first report's distance to the target is
+still on its first plateau (``plateau_wait``). Fixed, not tuned."""
 DEFAULT_MARGIN = 0.1
 """Relative slack on the incumbent's time-to-target: a trial is judged on reaching before
 ``incumbent * (1 + margin)``. The incumbent's time is one seed's, and one configuration's seeds
@@ -453,6 +460,16 @@ class TimeToTargetPruner(BasePruner):
             (:class:`convtune.curves.ReachTrees`), as :func:`convtune.curves.forecast_time_to_target`
             does by default; off, the pruner's forecasts are the maps' alone, as its stop rules
             were measured. :data:`DEFAULT_REACH_TREES` (off).
+        plateau_wait:
+            Hold the equal-cost verdict (``behind-and-unlikely``) back from a trial still on its
+            first plateau (it has closed less than :data:`PLATEAU_CLOSED` of its first report's
+            distance to the target) until it has spent ``plateau_wait`` times the time it must
+            beat (the incumbent's time-to-target × (1 + ``margin``)). Before its drop a run on a plateau stands behind every run that has
+            dropped, and its forecast, read from a flat prefix, cannot say when the drop comes;
+            on speaker verification and seismic phase picking, runs that would have reached
+            within 10% of the best were stopped there (docs/benchmarks.md, "Check AI"). A run
+            still flat at half that time must cover the whole distance in the other half.
+            :data:`DEFAULT_PLATEAU_WAIT` (0: no wait).
     """
 
     def __init__(
@@ -485,6 +502,7 @@ class TimeToTargetPruner(BasePruner):
         study_shift: bool = DEFAULT_STUDY_SHIFT,
         study_shift_z: float = DEFAULT_STUDY_SHIFT_Z,
         reach_trees: bool = DEFAULT_REACH_TREES,
+        plateau_wait: float = DEFAULT_PLATEAU_WAIT,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -530,6 +548,11 @@ class TimeToTargetPruner(BasePruner):
         if comeback_veto not in (True, False):
             raise ValueError(f"comeback_veto must be true or false, got {comeback_veto!r}")
         self._comeback_veto = bool(comeback_veto)
+        if isinstance(plateau_wait, bool) or not (
+            isinstance(plateau_wait, int | float) and 0.0 <= plateau_wait < math.inf
+        ):
+            raise ValueError(f"plateau_wait must be a finite number >= 0, got {plateau_wait!r}")
+        self._plateau_wait = float(plateau_wait)
         if not 0.0 <= behind_noise < math.inf:
             raise ValueError(f"behind_noise must be a finite number >= 0, got {behind_noise!r}")
         self._behind_noise = float(behind_noise)
@@ -775,6 +798,7 @@ class TimeToTargetPruner(BasePruner):
             and probability < behind_threshold
             and self._behind_at_last_reports(summaries, costs, values)
             and not (self._comeback_veto and _came_back(summaries, costs[-1], gap, bar))
+            and not self._plateau_waits(costs, values, incumbent)
         )
         if (stop_alone or stop_behind) and self._self_check and self._forecasts_missed(study_name, finished):
             return PruneDecision(False, "forecast-distrusted", forecast, incumbent, probability, 0.0)
@@ -832,6 +856,16 @@ class TimeToTargetPruner(BasePruner):
             )
             for k in last
         )
+
+    def _plateau_waits(self, costs: np.ndarray, values: np.ndarray, incumbent: float) -> bool:
+        """``plateau_wait``'s rule: the trial has closed under :data:`PLATEAU_CLOSED` of its first
+        report's distance to the target and spent under ``plateau_wait`` × the time it must beat
+        (the incumbent's × (1 + ``margin``))."""
+        bar = incumbent * (1.0 + self._margin)
+        if not (self._plateau_wait > 0 and float(costs[-1]) < self._plateau_wait * bar):
+            return False
+        first, latest = self._target.gap(float(values[0])), self._target.gap(float(values[-1]))
+        return latest > 0 and latest > (1.0 - PLATEAU_CLOSED) * first
 
     def _behind_for_pause(
         self,

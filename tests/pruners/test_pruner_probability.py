@@ -16,6 +16,7 @@ from convtune.pruners import (
     DEFAULT_JUMP_VETO,
     DEFAULT_MARGIN,
     DEFAULT_PLATEAU_REFERENCES,
+    DEFAULT_PLATEAU_WAIT,
     DEFAULT_STUDY_SHIFT,
     DEFAULT_STUDY_SHIFT_Z,
     LR_SCHEDULE_ATTR,
@@ -511,6 +512,55 @@ def test_behind_noise_counts_a_trial_behind_only_by_more_than_the_evaluation_noi
         assert (plain_rule.prune, plain_rule.reason) == (True, "behind-and-unlikely"), plain_rule
     assert not by_noise[1].prune and by_noise[1].reason == "may-beat-incumbent", by_noise[1]
     assert (by_more[1].prune, by_more[1].reason) == (True, "behind-and-unlikely"), by_more[1]
+
+
+def decision_after(
+    finished: list[dict[int, float]], reports: list[float], pruner: TimeToTargetPruner
+) -> PruneDecision:
+    """The pruner's decision on a new trial that reported these values at EVERY, 2 EVERY, …, in a
+    study whose finished trials have these curves."""
+    study = finished_study(finished)
+    trial = study.ask()
+    for i, value in enumerate(reports, start=1):
+        trial.report(value, step=i * EVERY)
+    return pruner.decide(study, study._storage.get_trial(trial._trial_id))
+
+
+def test_plateau_wait_holds_a_flat_trial_back_until_it_has_spent_that_share_of_the_time_to_beat() -> None:
+    # Three finished trials dropped at once and reached the target (1.9) between 7 and 8 EVERY
+    # (the incumbent's time). A trial still flat at 2.69 at its second report stands behind all
+    # of them, and no finished trial stood as far back (comeback_veto does not apply): the plain
+    # rule stops it. plateau_wait = 0.45 holds it back until it has spent 0.45 of the time to
+    # beat, the incumbent's + 10% (by its fourth report, the next rung), and then stops it if it
+    # is still flat. A trial that fell from 2.80 to the same 2.69 (an eighth of its distance)
+    # is not on its first plateau and is stopped at once by both.
+    costs = [i * EVERY for i in range(1, 10)]
+    fast = [2.30, 2.10, 2.02, 1.98, 1.95, 1.93, 1.91, 1.88, 1.86]
+    finished = [{c: v + shift for c, v in zip(costs, fast, strict=True)} for shift in (0.0, 0.005, 0.01)]
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
+    assert DEFAULT_PLATEAU_WAIT == 0.0
+    default = TimeToTargetPruner(TARGET, **plain)
+    waiting = TimeToTargetPruner(TARGET, plateau_wait=0.45, **plain)
+    for bad in (-0.5, math.inf, True):
+        with pytest.raises(ValueError, match="plateau_wait"):
+            TimeToTargetPruner(TARGET, plateau_wait=bad)
+
+    flat = [2.70, 2.69]
+    assert (
+        decision_after(finished, flat, default).prune,
+        decision_after(finished, flat, default).reason,
+    ) == (
+        True,
+        "behind-and-unlikely",
+    )
+    held = decision_after(finished, flat, waiting)
+    assert (held.prune, held.reason) == (False, "may-beat-incumbent"), held
+    still_flat = decision_after(finished, [2.70, 2.69, 2.70, 2.69], waiting)
+    assert (still_flat.prune, still_flat.reason) == (True, "behind-and-unlikely"), still_flat
+    fell = [2.80, 2.69]
+    for pruner in (default, waiting):
+        decision = decision_after(finished, fell, pruner)
+        assert (decision.prune, decision.reason) == (True, "behind-and-unlikely"), decision
 
 
 def test_behind_reports_asks_that_a_trial_stood_behind_at_its_last_reports_in_a_row() -> None:
