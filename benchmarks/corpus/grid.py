@@ -1821,6 +1821,99 @@ _FRESH50 = (
         "minutes in mph (3.5 to 7 at the start, 3.3 for the last speed, a plateau where slow runs stay)",
     ),
 )  # fmt: skip
+# Batch 51: defined by a helper session.
+_FRESH51 = (
+    CorpusWorkload(
+        "jet_image_top_tagging", wl.JetTagging,
+        "particle physics, boosted top-quark tagging from calorimeter jet images with a CNN, background "
+        "rejection at 50% signal efficiency", "val_rejection_at_50",
+        "maximize", (1.0, None), 20480, 1280, 5e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="CNN (3 x 3 convolutions of 8 and 16 channels, two poolings, a layer of 32) on 16 x 16 jet images "
+        "(cells 0.1 wide, pT shares; centred, rotated, flipped) of simulated 400-500 GeV jets, hadronic top decays "
+        "against QCD splittings, with showers, final-state radiation, underlying event and calorimeter smearing "
+        "(20,000 / 2,000 of which a quarter tops), trained by binary cross-entropy; val 1 / eps_B at eps_S = 0.5 "
+        "(about 2 to 3 at the start, 16 for a top-mass window, capped at 1,500)",
+    ),
+    CorpusWorkload(
+        "protein_secondary_structure", wl.ProteinSecondaryStructure,
+        "structural biology, protein secondary structure (helix, strand, coil) from the amino-acid sequence "
+        "by a 1-D CNN, Q3 accuracy", "val_q3",
+        "maximize", (0.0, 1.0), 12288, 768, 3e-3, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        description="1-D CNN (one-hot residues, convolutions of 32 channels with kernel 7, then kernel 7 dilated 2, a "
+        "per-residue layer) on 64-residue windows of simulated chains (Chou-Fasman propensities, amphipathic "
+        "helices with caps, alternating strands, a third of residues mutated; 5,000 / 500 chains), trained by "
+        "cross-entropy per residue; val Q3 (0.35 to 0.48 at the start, 0.48 on the plateau of coil "
+        "everywhere, 0.59 for the most frequent state per amino acid)",
+    ),
+    CorpusWorkload(
+        "wearable_activity_recognition", wl.ActivityRecognition,
+        "human activity recognition from a waist-worn accelerometer and gyroscope, DeepConvLSTM-style "
+        "network, macro F1 on unseen people", "val_macro_f1",
+        "maximize", (0.0, 1.0), 18432, 1152, 1e-2, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="two convolutions of 32 channels (kernel 5, pooling by 2 and 4) and a GRU of 32 over 2 s windows "
+        "at 32 Hz of 6 inertial channels of 30 simulated people walking, on stairs up and down, sitting, standing "
+        "and lying (stride harmonics, postures, device mounting, drift, noise; 20 people, 6,000 windows / 10 "
+        "others, 1,200), trained by cross-entropy; val macro F1 over the 6 activities (about 0.05 at the start)",
+    ),
+    CorpusWorkload(
+        "point_normal_estimation", wl.PointNormalEstimation,
+        "geometry processing, unoriented normal estimation from local point-cloud patches (PCPNet-style), "
+        "RMS angle error", "val_rms_angle_deg",
+        "minimize", (0.0, 90.0), 36864, 2304, 3e-3, ("adamw", "sgd", "lamb"), (32, 64), (0, 30),
+        description="PointNet (shared MLP 3-64-64, max pooling, MLP 64-64-3) on randomly rotated 32-point patches "
+        "of simulated quadrics, creases and cylinders with anisotropic density, noise up to 4% and outliers "
+        "(30,000 / 2,000), trained by the squared sine of the angle to the true normal; val RMS unoriented angle "
+        "in degrees (about 60 at the start, 15 for a PCA plane fit)",
+    ),
+)  # fmt: skip
+# Batch 52: defined by a helper session.
+_FRESH52 = (
+    CorpusWorkload(
+        "sound_source_doa", wl.SoundSourceLocalisation,
+        "acoustic source localisation, direction of arrival at a microphone array from GCC-PHAT features "
+        "in reverberant rooms, mean azimuth error", "val_azimuth_mae_deg",
+        "minimize", (0.0, 180.0), 76800, 3840, 1e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 246-192-192-72 over the 4-times interpolated GCC-PHAT (+-20 lags) of the 6 pairs of a "
+        "4-microphone circular array (radius 4.6 cm, 16 kHz, 32 ms frames) hearing a voiced or unvoiced source "
+        "with early reflections, an interfering noise source and sensor noise (20,000 / 1,000), trained by "
+        "cross-entropy over 5-degree sectors; val mean absolute azimuth error in degrees (about 90 at the "
+        "start, 42 for SRP-PHAT)",
+    ),
+    CorpusWorkload(
+        "blind_image_quality", wl.BlindImageQuality,
+        "no-reference image quality assessment, CNN predicting mean opinion scores of distorted images, "
+        "Spearman rank correlation", "val_srocc",
+        "maximize", (-1.0, 1.0), 8192, 512, 1e-2, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        description="CNN on the centred image and its MSCN coefficients (3 x 3 convolutions of 8 and 16 channels, a "
+        "pooling, mean and standard deviation pooled, a layer of 32) on 24 x 24 textured scenes blurred, noised, "
+        "block-DCT quantised, contrast-reduced, banded or pristine, scored by a simulated observer (SSIM to the "
+        "reference to a distortion-specific power, rater noise; 600 references x 16 / 100 others x 8), trained "
+        "by squared error; val SROCC with the scores (about 0 at the start, 0.1 for mean gradient magnitude)",
+    ),
+    CorpusWorkload(
+        "molecular_lipophilicity", wl.MolecularLipophilicity,
+        "cheminformatics, molecular property (logP) regression from molecular graphs by bond-typed message "
+        "passing, RMSE", "val_rmse",
+        "minimize", (0.0, None), 10240, 640, 3e-3, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        description="message-passing network (atom element, hydrogens and ring flag into 48, three residual layers "
+        "with a weight per bond order, sum readout, MLP 48-48-1) on simulated molecules of 6 to 22 heavy atoms "
+        "with rings, scored by a Crippen-like logP with proximity and size terms and noise of sd 0.2 "
+        "(12,000 / 1,000), trained by squared error; val RMSE in log units (about 2 to 6 at the start, 2.3 for "
+        "the mean, 0.9 for a linear fit on element counts)",
+    ),
+    CorpusWorkload(
+        "energy_disaggregation", wl.EnergyDisaggregation,
+        "energy, non-intrusive load monitoring, appliance power from a household's aggregate meter by a "
+        "sequence-to-point CNN, on/off F1", "val_on_off_f1",
+        "maximize", (0.0, 1.0), 28672, 1792, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="1-D CNN (convolutions of 16, 16, 32 channels, two strides of 2, a layer of 64) reading 63 minutes "
+        "of standardised aggregate power and giving a fridge's, kettle's, microwave's, washing machine's and "
+        "dishwasher's power at the middle minute, on 10 simulated households of 14 days with an oven, lights and "
+        "base load besides (8 houses / 2, every tenth minute), trained by squared error per appliance standard "
+        "deviation; val F1 of the on/off states (on above 50, 1,000, 200, 20, 10 W) averaged over the "
+        "appliances (0 at the start and for all off)",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1872,6 +1965,8 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     48: tuple(w.name for w in _FRESH48),
     49: tuple(w.name for w in _FRESH49),
     50: tuple(w.name for w in _FRESH50),
+    51: tuple(w.name for w in _FRESH51),
+    52: tuple(w.name for w in _FRESH52),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -1928,6 +2023,8 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH48,
         _FRESH49,
         _FRESH50,
+        _FRESH51,
+        _FRESH52,
     )
     for w in batch
 }

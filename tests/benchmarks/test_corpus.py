@@ -118,7 +118,7 @@ def test_recording_writes_grid_files_and_resumes_without_repeating(
 
 @pytest.mark.parametrize(
     "batch",
-    [*range(1, 15), *range(19, 51)],
+    [*range(1, 15), *range(19, 53)],
 )
 def test_fresh_records_only_the_workloads_kept_apart(
     corpus: types.SimpleNamespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
