@@ -49,6 +49,7 @@ PRUNER_OPTIONS = (
     "study_shift_z",
     "reach_trees",
     "plateau_wait",
+    "plateau_stretch",
 )
 """What ``pruner_options`` may set: keyword arguments of ``convtune.pruners.TimeToTargetPruner``."""
 

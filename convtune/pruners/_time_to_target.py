@@ -145,6 +145,10 @@ DEFAULT_PLATEAU_WAIT = 0.0
 """What share of the time to beat (the incumbent's × (1 + margin)) a trial still on its first
 plateau must have spent before the equal-cost rule may stop it (see the option). 0: no wait (the
 rule as measured since session 31); a candidate under check AJ (docs/benchmarks.md, session 57)."""
+DEFAULT_PLATEAU_STRETCH = 0.0
+"""How many times longer than a finished winner's first plateau a trial's may last before the
+equal-cost rule may stop it on it (see the option). 0: off; tried beside check AJ's candidate on
+seen workloads (docs/benchmarks.md, session 57), and no cheaper than it."""
 PLATEAU_CLOSED = 0.1
 """A trial that has closed less than this share of its first report's distance to the target is
 still on its first plateau (``plateau_wait``). Fixed, not tuned."""
@@ -470,6 +474,15 @@ class TimeToTargetPruner(BasePruner):
             within 10% of the best were stopped there (docs/benchmarks.md, "Check AI"). A run
             still flat at half that time must cover the whole distance in the other half.
             :data:`DEFAULT_PLATEAU_WAIT` (0: no wait).
+        plateau_stretch:
+            Hold the equal-cost verdict back from a trial still on its first plateau (as for
+            ``plateau_wait``) while a finished trial that reached the target by the bar (the
+            incumbent's time × (1 + ``margin``)) left its own first plateau only at a cost at least
+            the trial's cost / ``plateau_stretch``: a plateau up to that many times longer than
+            a winner's is what the study has seen before a drop that still won. Unlike
+            ``plateau_wait`` it holds nothing where the winners never sat on a plateau, and it
+            asks the winners' plateau, not their standing at the same cost
+            (``comeback_veto``). :data:`DEFAULT_PLATEAU_STRETCH` (0: off).
     """
 
     def __init__(
@@ -503,6 +516,7 @@ class TimeToTargetPruner(BasePruner):
         study_shift_z: float = DEFAULT_STUDY_SHIFT_Z,
         reach_trees: bool = DEFAULT_REACH_TREES,
         plateau_wait: float = DEFAULT_PLATEAU_WAIT,
+        plateau_stretch: float = DEFAULT_PLATEAU_STRETCH,
     ) -> None:
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must be in [0, 1), got {epsilon}")
@@ -553,6 +567,11 @@ class TimeToTargetPruner(BasePruner):
         ):
             raise ValueError(f"plateau_wait must be a finite number >= 0, got {plateau_wait!r}")
         self._plateau_wait = float(plateau_wait)
+        if isinstance(plateau_stretch, bool) or not (
+            isinstance(plateau_stretch, int | float) and 0.0 <= plateau_stretch < math.inf
+        ):
+            raise ValueError(f"plateau_stretch must be a finite number >= 0, got {plateau_stretch!r}")
+        self._plateau_stretch = float(plateau_stretch)
         if not 0.0 <= behind_noise < math.inf:
             raise ValueError(f"behind_noise must be a finite number >= 0, got {behind_noise!r}")
         self._behind_noise = float(behind_noise)
@@ -799,6 +818,7 @@ class TimeToTargetPruner(BasePruner):
             and self._behind_at_last_reports(summaries, costs, values)
             and not (self._comeback_veto and _came_back(summaries, costs[-1], gap, bar))
             and not self._plateau_waits(costs, values, incumbent)
+            and not self._plateau_stretches(summaries, costs, values, bar)
         )
         if (stop_alone or stop_behind) and self._self_check and self._forecasts_missed(study_name, finished):
             return PruneDecision(False, "forecast-distrusted", forecast, incumbent, probability, 0.0)
@@ -864,8 +884,24 @@ class TimeToTargetPruner(BasePruner):
         bar = incumbent * (1.0 + self._margin)
         if not (self._plateau_wait > 0 and float(costs[-1]) < self._plateau_wait * bar):
             return False
-        first, latest = self._target.gap(float(values[0])), self._target.gap(float(values[-1]))
-        return latest > 0 and latest > (1.0 - PLATEAU_CLOSED) * first
+        return _on_first_plateau(
+            np.array([self._target.gap(float(values[0])), self._target.gap(float(values[-1]))])
+        )
+
+    def _plateau_stretches(
+        self, summaries: Sequence[_Finished], costs: np.ndarray, values: np.ndarray, bar: float
+    ) -> bool:
+        """``plateau_stretch``'s rule: the trial is on its first plateau, and a finished trial that
+        reached by ``bar`` left its own only at or past the trial's cost / ``plateau_stretch``."""
+        if not self._plateau_stretch > 0 or not _on_first_plateau(
+            np.array([self._target.gap(float(v)) for v in values])
+        ):
+            return False
+        cost = float(costs[-1])
+        return any(
+            s.time_to_target <= bar and _plateau_left(s.costs, s.gaps) * self._plateau_stretch >= cost
+            for s in summaries
+        )
 
     def _behind_for_pause(
         self,
@@ -1155,6 +1191,24 @@ def _came_back(summaries: Sequence[_Finished], cost: float, gap: float, bar: flo
         if float(np.interp(cost, s.costs, s.gaps)) >= gap:
             return True
     return False
+
+
+def _on_first_plateau(gaps: np.ndarray) -> bool:
+    """Whether a curve's latest report (distances to the target) has closed less than
+    :data:`PLATEAU_CLOSED` of its first report's distance (and not reached)."""
+    return bool(gaps.size) and 0 < gaps[-1] and gaps[-1] > (1.0 - PLATEAU_CLOSED) * gaps[0]
+
+
+def _plateau_left(costs: np.ndarray, gaps: np.ndarray) -> float:
+    """The cost of a curve's first report off its first plateau, where it sat there for two
+    reports or more (0: it left at its second report, never left, or its first report was at the
+    target or not finite)."""
+    if not gaps.size or not 0 < gaps[0] < math.inf:
+        return 0.0
+    for i in range(1, gaps.size):
+        if gaps[i] <= (1.0 - PLATEAU_CLOSED) * gaps[0]:
+            return float(costs[i]) if i >= 2 else 0.0
+    return 0.0
 
 
 def _measured(summaries: Sequence[_Finished]) -> float:

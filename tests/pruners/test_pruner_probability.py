@@ -16,6 +16,7 @@ from convtune.pruners import (
     DEFAULT_JUMP_VETO,
     DEFAULT_MARGIN,
     DEFAULT_PLATEAU_REFERENCES,
+    DEFAULT_PLATEAU_STRETCH,
     DEFAULT_PLATEAU_WAIT,
     DEFAULT_STUDY_SHIFT,
     DEFAULT_STUDY_SHIFT_Z,
@@ -561,6 +562,40 @@ def test_plateau_wait_holds_a_flat_trial_back_until_it_has_spent_that_share_of_t
     for pruner in (default, waiting):
         decision = decision_after(finished, fell, pruner)
         assert (decision.prune, decision.reason) == (True, "behind-and-unlikely"), decision
+
+
+def test_plateau_stretch_holds_a_flat_trial_back_while_a_winner_sat_on_its_plateau_that_long() -> None:
+    # Three finished trials, reporting every half EVERY, sat at 2.70 for two reports, left that
+    # plateau at their third (1.5 EVERY: 2.55) and reached the target (1.9) near 5 EVERY. A new
+    # trial still at 2.69 at its second report (2 EVERY) stands behind all of them there, farther
+    # than they ever stood at that cost (comeback_veto does not apply): the plain rule stops it.
+    # plateau_stretch = 1.5 holds it back while its plateau is at most 1.5 times as long as a
+    # winner's (up to 2.25 EVERY), and stops it at its fourth report if it is still flat. Winners
+    # that left their first report's level at once (at their second report) never sat on a
+    # plateau, and hold nothing.
+    costs = [i * EVERY // 2 for i in range(1, 13)]
+    descent = [2.45, 2.35, 2.25, 2.15, 2.05, 1.95, 1.88, 1.86, 1.85]
+    sat, fell = [2.70, 2.70, 2.55, *descent], [2.70, 2.55, *descent, 1.84]
+    plain = {"max_cost": 30 * EVERY, "prior_trials": 0, "epsilon_behind": 0.5}
+    assert DEFAULT_PLATEAU_STRETCH == 0.0
+    default = TimeToTargetPruner(TARGET, **plain)
+    stretching = TimeToTargetPruner(TARGET, plateau_stretch=1.5, **plain)
+    for bad in (-1.0, math.inf, True):
+        with pytest.raises(ValueError, match="plateau_stretch"):
+            TimeToTargetPruner(TARGET, plateau_stretch=bad)
+
+    def finished(curve: list[float]) -> list[dict[int, float]]:
+        return [{c: v + shift for c, v in zip(costs, curve, strict=True)} for shift in (0.0, 0.005, 0.01)]
+
+    flat, still_flat = [2.71, 2.69], [2.71, 2.69, 2.70, 2.69]
+    plain_stop = decision_after(finished(sat), flat, default)
+    assert (plain_stop.prune, plain_stop.reason) == (True, "behind-and-unlikely"), plain_stop
+    held = decision_after(finished(sat), flat, stretching)
+    assert (held.prune, held.reason) == (False, "may-beat-incumbent"), held
+    longer = decision_after(finished(sat), still_flat, stretching)
+    assert (longer.prune, longer.reason) == (True, "behind-and-unlikely"), longer
+    no_plateau_seen = decision_after(finished(fell), flat, stretching)
+    assert (no_plateau_seen.prune, no_plateau_seen.reason) == (True, "behind-and-unlikely"), no_plateau_seen
 
 
 def test_behind_reports_asks_that_a_trial_stood_behind_at_its_last_reports_in_a_row() -> None:
