@@ -13455,10 +13455,10 @@ class PointNormalEstimation(_Tabular):
         }
 
     def build_model(self) -> nn.Module:
-        return _PointNetRegressor(3, 64, 3)
+        return _PointNormalNet(3, 64, 3)
 
 
-class _PointNetRegressor(nn.Module):
+class _PointNormalNet(nn.Module):
     def __init__(self, inputs: int, width: int, outputs: int) -> None:
         super().__init__()
         self.point = nn.Sequential(nn.Linear(inputs, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU())
