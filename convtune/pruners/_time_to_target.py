@@ -144,7 +144,9 @@ where it bends. Fixed, not tuned."""
 DEFAULT_PLATEAU_WAIT = 0.0
 """What share of the time to beat (the incumbent's × (1 + margin)) a trial still on its first
 plateau must have spent before the equal-cost rule may stop it (see the option). 0: no wait (the
-rule as measured since session 31); a candidate under check AJ (docs/benchmarks.md, session 57)."""
+rule as measured since session 31). Not adopted by the check pre-registered in docs/benchmarks.md
+("Check AJ"): on seen data 0.5 kept speaker verification's near-best runs, but on two held-out
+batches it found 107 winners against 108 (bar: at least as many) at 1.02x the cost."""
 DEFAULT_PLATEAU_STRETCH = 0.0
 """How many times longer than a finished winner's first plateau a trial's may last before the
 equal-cost rule may stop it on it (see the option). 0: off; tried beside check AJ's candidate on
