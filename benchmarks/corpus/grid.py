@@ -1914,6 +1914,94 @@ _FRESH52 = (
         "appliances (0 at the start and for all off)",
     ),
 )  # fmt: skip
+# Batch 53: defined by a helper session.
+_FRESH53 = (
+    CorpusWorkload(
+        "bci_velocity_decoding", wl.NeuralVelocityDecoding,
+        "brain-computer interface, decoding 2-D hand velocity from motor-cortex spike counts with an MLP, "
+        "R^2 saturating near 1", "val_r2",
+        "maximize", (None, 1.0), 40960, 2048, 1e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="MLP 240-96-96-2 over the square-rooted spike counts of 48 simulated cosine- and speed-tuned "
+        "Poisson neurons (2 to 15 Hz, leading by 0 to 3 bins, drifting baselines) in the last 5 bins of 50 ms, "
+        "giving the standardised hand velocity (14,000 bins / the last 2,000), trained by squared error; val "
+        "R^2 averaged over x and y (below 0 at the start, a ridge Wiener filter beside it)",
+    ),
+    CorpusWorkload(
+        "monocular_depth_estimation", wl.MonocularDepth,
+        "computer vision, monocular depth estimation of simulated indoor scenes by a coarse global network, "
+        "absolute relative error", "val_abs_rel",
+        "minimize", (0.0, None), 14080, 704, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="two strided 3 x 3 convolutions (16, 32 channels), a layer of 128 and a linear layer to every "
+        "pixel's log depth, on 12 x 12 grey images (and the row coordinate) of a checkered floor, a back wall "
+        "and up to three boxes under fog and noise (8,000 / 1,000), trained by L1 error in log depth; val "
+        "AbsRel (about 0.5 to 1 at the start, the training scenes' mean log depth per pixel beside it)",
+    ),
+    CorpusWorkload(
+        "retinopathy_grading", wl.RetinopathyGrading,
+        "medical imaging, diabetic retinopathy grading of fundus images by a CNN, quadratic weighted kappa",
+        "val_qwk",
+        "maximize", (-1.0, 1.0), 12280, 614, 3e-3, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        description="CNN (3 x 3 convolutions of 8, 16, 16 channels, the first two batch-normalised, a stride of 2 and "
+        "a pooling, mean and max pooled, a linear layer) on simulated 16 x 16 fundus images with an optic disc, vessels, microaneurysms, "
+        "haemorrhages, exudates and new vessels by grade, five grades with 10% of labels a grade off "
+        "(8,000 / 800; each image less its median inside the disc, in tenths), trained by cross-entropy; val QWK of the argmax grade (about 0 at the start, "
+        "thresholds on the share of dark pixels beside it)",
+    ),
+    CorpusWorkload(
+        "crop_type_mapping", wl.CropTypeMapping,
+        "remote sensing, crop-type classification of parcels from multispectral satellite image time series "
+        "by a temporal CNN, overall accuracy", "val_accuracy",
+        "maximize", (0.0, 1.0), 12800, 640, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="TempCNN (two convolutions of 32 channels, kernel 5, flattened, a layer of 64) over 24 "
+        "acquisitions of 6 bands and the day of the year of parcels of 8 crops with double-logistic phenology, "
+        "per-parcel timing and soil, clouds and shadows (12,000 / 2,000), trained by cross-entropy; val "
+        "overall accuracy (1/8 at the start, nearest centroid beside it)",
+    ),
+)  # fmt: skip
+# Batch 54: defined by a helper session.
+_FRESH54 = (
+    CorpusWorkload(
+        "gravitational_wave_detection", wl.GravitationalWaveDetection,
+        "gravitational-wave astronomy, detecting binary inspiral chirps in whitened strain with a 1-D CNN, "
+        "detection probability at 1% false alarms", "val_tpr_at_1pct",
+        "maximize", (0.0, 1.0), 4096, 256, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="1-D CNN (convolutions of 8, 16, 16 channels, kernels 9, 9, 5, a stride and poolings, max pooled, "
+        "a layer of 16) on 0.5 s at 512 Hz of Gaussian noise with glitches, half with a Newtonian chirp at "
+        "SNR 4 to 12 (16,000 / 2,000), trained by binary cross-entropy; val detection probability at the "
+        "noise segments' 99th percentile (0.01 to 0.1 at the start, a matched-filter bank beside it)",
+    ),
+    CorpusWorkload(
+        "battery_state_of_charge", wl.BatteryStateOfCharge,
+        "battery management, lithium-ion state-of-charge estimation from voltage, current and temperature "
+        "windows by a 1-D CNN, RMSE in percent", "val_rmse_pct",
+        "minimize", (0.0, 100.0), 19200, 960, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="1-D CNN (convolutions of 16 and 32 channels, strides of 2, a layer of 64) reading 64 s of "
+        "standardised voltage, current and temperature of 12 simulated equivalent-circuit cells of unknown "
+        "capacity on random drive cycles (10 cells / 2, every 20th second), trained by squared error; val "
+        "RMSE of the state of charge in percent (about 30 to 55 at the start, OCV inversion beside it)",
+    ),
+    CorpusWorkload(
+        "lob_price_direction", wl.OrderBookDirection,
+        "quantitative finance, mid-price direction from limit order book windows by a temporal CNN, "
+        "log loss", "val_logloss",
+        "minimize", (0.0, None), 30720, 1536, 3e-3, ("adamw", "sgd", "lion"), (32, 64), (0, 30),
+        description="temporal CNN (two convolutions of 24 channels, kernel 3, flattened, a layer of 32) over the last "
+        "16 events' log volumes of 5 levels a side, spread and mid change of a simulated book driven by a "
+        "persistent hidden order-flow imbalance (50,000 events / the last 10,000), trained by cross-entropy "
+        "over down, stationary and up in the next 10 events; val log loss (about 1.1 at the start and for the "
+        "class shares)",
+    ),
+    CorpusWorkload(
+        "single_cell_type_annotation", wl.CellTypeAnnotation,
+        "single-cell genomics, cell-type annotation of scRNA-seq profiles across sequencing batches by an "
+        "MLP, macro F1", "val_macro_f1",
+        "maximize", (0.0, 1.0), 51200, 2560, 1e-3, ("adamw", "lamb", "lion"), (32, 64), (0, 30),
+        description="MLP 300-128-64-12 on standardised log-normalised negative-binomial counts of 300 genes of 12 "
+        "cell types in 3 lineages with lineage and subtype markers and rare types (3 batches, 12,000 cells / a "
+        "fourth batch, 2,000), trained by cross-entropy; val macro F1 (about 0.05 at the start, "
+        "correlation to centroids beside it)",
+    ),
+)  # fmt: skip
 FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     1: tuple(w.name for w in _FRESH),
     2: tuple(w.name for w in _FRESH2),
@@ -1967,6 +2055,8 @@ FRESH_BATCHES: dict[int, tuple[str, ...]] = {
     50: tuple(w.name for w in _FRESH50),
     51: tuple(w.name for w in _FRESH51),
     52: tuple(w.name for w in _FRESH52),
+    53: tuple(w.name for w in _FRESH53),
+    54: tuple(w.name for w in _FRESH54),
 }
 FRESH_WORKLOADS = tuple(name for batch in FRESH_BATCHES.values() for name in batch)
 CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
@@ -2025,6 +2115,8 @@ CORPUS_WORKLOADS: dict[str, CorpusWorkload] = {
         _FRESH50,
         _FRESH51,
         _FRESH52,
+        _FRESH53,
+        _FRESH54,
     )
     for w in batch
 }
